@@ -1,0 +1,40 @@
+"""A from-scratch local Gmail (IMAP + SMTP) for tests and the demo; see README.md.
+
+The public names load lazily, so importing a submodule (or ``python -m gmail_emulator``) does not
+pull in the servers, aiosmtpd or trustme until they are needed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .controller import GmailEmulator, MessageInfo
+    from .knobs import Knobs
+    from .observe import FaultRule
+    from .smtp import OutboxEntry, SmtpFault
+
+__all__ = ["FaultRule", "GmailEmulator", "Knobs", "MessageInfo", "OutboxEntry", "SmtpFault"]
+
+_WHERE = {
+    "GmailEmulator": ".controller",
+    "MessageInfo": ".controller",
+    "Knobs": ".knobs",
+    "FaultRule": ".observe",
+    "OutboxEntry": ".smtp",
+    "SmtpFault": ".smtp",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,59 @@
+"""Quirk knobs: the places where Gmail's behaviour is unknown or configurable, as switches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+# Special-use attribute -> folder path, as an English Gmail account shows them.
+ENGLISH_FOLDERS: dict[str, str] = {
+    "\\All": "[Gmail]/All Mail",
+    "\\Drafts": "[Gmail]/Drafts",
+    "\\Important": "[Gmail]/Important",
+    "\\Sent": "[Gmail]/Sent Mail",
+    "\\Junk": "[Gmail]/Spam",
+    "\\Flagged": "[Gmail]/Starred",
+    "\\Trash": "[Gmail]/Trash",
+}
+
+# A localised account (German "Google Mail"), to catch clients that look folders up by name.
+GERMAN_FOLDERS: dict[str, str] = {
+    "\\All": "[Google Mail]/Alle Nachrichten",
+    "\\Drafts": "[Google Mail]/Entwürfe",
+    "\\Important": "[Google Mail]/Wichtig",
+    "\\Sent": "[Google Mail]/Gesendet",
+    "\\Junk": "[Google Mail]/Spam",
+    "\\Flagged": "[Google Mail]/Markiert",
+    "\\Trash": "[Google Mail]/Papierkorb",
+}
+
+
+@dataclass
+class Knobs:
+    # STORE +X-GM-LABELS of a label that does not exist: create it, silently ignore it, or answer NO.
+    unknown_label_policy: Literal["create", "ignore", "no"] = "create"
+    # X-GM-RAW sees labels, flags and existence only this many seconds after a change.
+    raw_search_lag_s: float = 0.0
+    # Time from SMTP 250 until the copy appears in Sent Mail; None = never filed.
+    sent_filing_delay_s: float | None = 0.0
+    # Local delivery into a recipient's INBOX.
+    delivery_delay_s: float = 0.0
+    auto_expunge: bool = True
+    expunge_behavior: Literal["archive", "trash", "delete"] = "archive"
+    draft_flag_visible: bool = False
+    folder_names: dict[str, str] = field(default_factory=lambda: dict(ENGLISH_FOLDERS))
+    max_connections: int = 15
+    allow_utf8_accept: bool = False
+    literal_minus_max: int = 4096
+    # STORE accepted but not applied: a random fraction of messages, and/or the listed Message-IDs
+    # (bare, without brackets); each listed id misbehaves once, so a repeat call succeeds.
+    store_not_applied_fraction: float = 0.0
+    store_not_applied_ids: set[str] = field(default_factory=set)
+    # Gmail reports only EXISTS/EXPUNGE during IDLE; flag updates only when this is on.
+    idle_notify_flags: bool = False
+
+    def update(self, **changes: object) -> None:
+        for name, value in changes.items():
+            if not hasattr(self, name):
+                raise AttributeError(f"unknown knob {name!r}")
+            setattr(self, name, value)

@@ -1,0 +1,653 @@
+"""Gmail's X-GM-RAW query language (the subset in gmail-imap.md §4.6): parser and evaluator.
+
+Grammar (only upper-case ``OR`` / ``AND`` / ``NOT`` are operators)::
+
+    query   := or_expr
+    or_expr := and_expr ("OR" and_expr)*
+    and_expr:= unary (["AND"] unary)*
+    unary   := ("-" | "NOT ") unary | primary
+    primary := "(" or_expr ")" | "{" unary* "}"          (braces mean OR)
+             | field ":" value | "\\"" phrase "\\"" | word
+    value   := "\\"" phrase "\\"" | "(" or_expr ")" | "{" unary* "}" | word
+
+Inside ``field:( ... )`` and ``field:{ ... }`` bare words and phrases apply to that field.
+Matching is word-based (words are runs of Unicode letters/digits, compared case-insensitively);
+a multi-word value matches consecutive words.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from typing import Protocol
+
+from gmail_emulator.mime import ParsedMessage
+
+__all__ = [
+    "And",
+    "MatchAll",
+    "Not",
+    "Or",
+    "RawContext",
+    "RawNode",
+    "RawQueryError",
+    "SearchView",
+    "Term",
+    "mentions_trash_or_spam",
+    "parse_raw",
+]
+
+try:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        _PACIFIC: tzinfo = ZoneInfo("America/Los_Angeles")
+    except ZoneInfoNotFoundError:  # no tzdata on this machine
+        _PACIFIC = timezone(timedelta(hours=-8))
+except ImportError:  # pragma: no cover
+    _PACIFIC = timezone(timedelta(hours=-8))
+
+
+class RawQueryError(ValueError):
+    """The query cannot be parsed (unbalanced quote, parenthesis or brace)."""
+
+
+class SearchView(Protocol):
+    """The search index's view of one message.
+
+    Members are read-only properties so that plain attributes and frozen dataclasses both satisfy it.
+    """
+
+    @property
+    def parsed(self) -> ParsedMessage: ...
+
+    @property
+    def labels(self) -> frozenset[str]:
+        """System labels "\\Inbox" "\\Sent" "\\Draft" "\\Important" "\\Starred"; user label names decoded."""
+        ...
+
+    @property
+    def flags(self) -> frozenset[str]:
+        """ "\\Seen", "\\Flagged", ..."""
+        ...
+
+    @property
+    def location(self) -> str:
+        """ "normal" | "spam" | "trash"."""
+        ...
+
+    @property
+    def internaldate(self) -> datetime:
+        """Aware UTC."""
+        ...
+
+
+@dataclass
+class RawContext:
+    account_address: str
+    now: datetime  # aware UTC
+
+
+# --------------------------------------------------------------------------- word matching
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _wordstr(text: str) -> str:
+    """`` w1 w2 w3 `` (casefolded words with sentinel spaces) for phrase containment tests."""
+    return " " + " ".join(_WORD.findall(text.casefold())) + " "
+
+
+def _contains_phrase(haystack: str, needle: str) -> bool:
+    q = _wordstr(needle)
+    if q == "  ":  # nothing word-like in the query term: ignore it
+        return True
+    return q in haystack
+
+
+@dataclass
+class _AddrInfo:
+    address: str  # lower-case
+    domain: str
+    words: str  # _wordstr of display name
+    addr_words: str  # _wordstr of the address
+
+
+@dataclass
+class _Index:
+    text: str
+    subject: str
+    addresses: dict[str, list[_AddrInfo]]
+    filenames: list[str]
+    message_id: str | None
+
+
+_INDEX_CACHE: weakref.WeakKeyDictionary[ParsedMessage, _Index] = weakref.WeakKeyDictionary()
+_ADDR_FIELDS = ("from", "to", "cc", "bcc")
+
+
+def _strip_msgid(value: str) -> str:
+    value = re.sub(r"\s+", "", value)
+    if value.startswith("<") and value.endswith(">"):
+        value = value[1:-1]
+    return value
+
+
+def _index(parsed: ParsedMessage) -> _Index:
+    cached = _INDEX_CACHE.get(parsed)
+    if cached is not None:
+        return cached
+    addresses: dict[str, list[_AddrInfo]] = {}
+    pieces: list[str] = [parsed.subject]
+    for field in _ADDR_FIELDS:
+        infos: list[_AddrInfo] = []
+        for name, addr in parsed.addresses(field):
+            lower = addr.lower()
+            infos.append(_AddrInfo(lower, lower.rpartition("@")[2], _wordstr(name), _wordstr(addr)))
+            if field != "bcc":
+                pieces += [name, addr]
+        addresses[field] = infos
+    filenames = parsed.attachment_filenames()
+    pieces.append(parsed.text_content())
+    pieces += filenames
+    text = " " + " | ".join(" ".join(_WORD.findall(p.casefold())) for p in pieces) + " "
+    msgid = parsed.message_id
+    index = _Index(
+        text=text,
+        subject=_wordstr(parsed.subject),
+        addresses=addresses,
+        filenames=[f.casefold() for f in filenames],
+        message_id=None if msgid is None else _strip_msgid(msgid),
+    )
+    _INDEX_CACHE[parsed] = index
+    return index
+
+
+def _norm_label(name: str) -> str:
+    return name.strip().casefold().replace(" ", "-").replace("/", "-")
+
+
+_SYSTEM_LABEL_NAMES: dict[str, tuple[str, ...]] = {
+    "\\Inbox": ("inbox",),
+    "\\Sent": ("sent",),
+    "\\Draft": ("draft", "drafts"),
+    "\\Important": ("important",),
+    "\\Starred": ("starred",),
+}
+
+
+def _has_label(msg: SearchView, wanted: str) -> bool:
+    target = _norm_label(wanted)
+    if not target:
+        return False
+    for label in msg.labels:
+        names = _SYSTEM_LABEL_NAMES.get(label)
+        if names is not None:
+            if target in names:
+                return True
+        elif _norm_label(label) == target:
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- dates
+
+
+def _utc(dt: datetime) -> datetime:
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt
+
+
+def _parse_date(value: str) -> datetime | None:
+    value = value.strip()
+    if re.fullmatch(r"\d{5,}", value):
+        try:
+            return datetime.fromtimestamp(int(value), UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    m = re.fullmatch(r"(\d{4})[/-](\d{1,2})[/-](\d{1,2})", value)
+    if m:
+        y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    else:
+        m = re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{4})", value)
+        if not m:
+            return None
+        mo, d, y = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    try:
+        return datetime(y, mo, d, tzinfo=_PACIFIC)
+    except ValueError:
+        return None
+
+
+_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "m": timedelta(days=30), "y": timedelta(days=365)}
+
+
+def _parse_age(value: str) -> timedelta | None:
+    m = re.fullmatch(r"(\d{1,6})([hdmy])", value.strip().lower())
+    if not m:
+        return None
+    return int(m.group(1)) * _UNITS[m.group(2)]
+
+
+def _parse_size(value: str) -> int | None:
+    m = re.fullmatch(r"(\d{1,12})([kmg]?)b?", value.strip().lower())
+    if not m:
+        return None
+    return int(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2)]
+
+
+# --------------------------------------------------------------------------- AST
+
+
+class RawNode:
+    """A node of a parsed X-GM-RAW query."""
+
+    def matches(self, msg: SearchView, ctx: RawContext) -> bool:
+        raise NotImplementedError
+
+    def walk(self) -> list[RawNode]:
+        return [self]
+
+
+@dataclass(frozen=True)
+class MatchAll(RawNode):
+    def matches(self, msg: SearchView, ctx: RawContext) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class And(RawNode):
+    children: tuple[RawNode, ...]
+
+    def matches(self, msg: SearchView, ctx: RawContext) -> bool:
+        return all(c.matches(msg, ctx) for c in self.children)
+
+    def walk(self) -> list[RawNode]:
+        return [self, *(n for c in self.children for n in c.walk())]
+
+
+@dataclass(frozen=True)
+class Or(RawNode):
+    children: tuple[RawNode, ...]
+
+    def matches(self, msg: SearchView, ctx: RawContext) -> bool:
+        return any(c.matches(msg, ctx) for c in self.children)
+
+    def walk(self) -> list[RawNode]:
+        return [self, *(n for c in self.children for n in c.walk())]
+
+
+@dataclass(frozen=True)
+class Not(RawNode):
+    child: RawNode
+
+    def matches(self, msg: SearchView, ctx: RawContext) -> bool:
+        return not self.child.matches(msg, ctx)
+
+    def walk(self) -> list[RawNode]:
+        return [self, *self.child.walk()]
+
+
+@dataclass(frozen=True)
+class Term(RawNode):
+    """``field:value`` (field lower-case) or a plain word / phrase (``field is None``)."""
+
+    field: str | None
+    value: str
+
+    def matches(self, msg: SearchView, ctx: RawContext) -> bool:
+        field = self.field
+        value = self.value
+        if field is None:
+            return _contains_phrase(_index(msg.parsed).text, value)
+        handler = _FIELDS.get(field)
+        if handler is None:
+            return False  # unknown operator (category:, list:, ...) matches nothing
+        return handler(msg, ctx, value)
+
+
+# --------------------------------------------------------------------------- field handlers
+
+
+def _match_address(fields: tuple[str, ...]) -> _Handler:
+    def handler(msg: SearchView, ctx: RawContext, value: str) -> bool:
+        wanted = value.strip().casefold()
+        if not wanted:
+            return False
+        if wanted == "me":
+            wanted = ctx.account_address.strip().casefold()
+        index = _index(msg.parsed)
+        for field in fields:
+            for info in index.addresses.get(field, []):
+                if wanted in (info.address, info.domain):
+                    return True
+                if _wordstr(wanted) != "  " and (
+                    _contains_phrase(info.words, wanted) or _contains_phrase(info.addr_words, wanted)
+                ):
+                    return True
+        return False
+
+    return handler
+
+
+def _match_subject(msg: SearchView, ctx: RawContext, value: str) -> bool:
+    return _contains_phrase(_index(msg.parsed).subject, value)
+
+
+def _match_label(msg: SearchView, ctx: RawContext, value: str) -> bool:
+    return _has_label(msg, value)
+
+
+def _match_in(msg: SearchView, ctx: RawContext, value: str) -> bool:
+    where = value.strip().casefold()
+    if where == "anywhere":
+        return True
+    if where == "trash":
+        return msg.location == "trash"
+    if where == "spam":
+        return msg.location == "spam"
+    if where == "inbox":
+        return "\\Inbox" in msg.labels and msg.location == "normal"
+    if where == "starred":
+        return "\\Starred" in msg.labels or "\\Flagged" in msg.flags
+    return _has_label(msg, where)
+
+
+def _match_is(msg: SearchView, ctx: RawContext, value: str) -> bool:
+    what = value.strip().casefold()
+    if what == "unread":
+        return "\\Seen" not in msg.flags
+    if what == "read":
+        return "\\Seen" in msg.flags
+    if what == "starred":
+        return "\\Starred" in msg.labels or "\\Flagged" in msg.flags
+    if what == "important":
+        return "\\Important" in msg.labels
+    return False
+
+
+def _match_has(msg: SearchView, ctx: RawContext, value: str) -> bool:
+    what = value.strip().casefold()
+    if what == "attachment":
+        return msg.parsed.has_attachment()
+    if what == "userlabels":
+        return any(not label.startswith("\\") for label in msg.labels)
+    if what == "nouserlabels":
+        return all(label.startswith("\\") for label in msg.labels)
+    return False
+
+
+def _match_filename(msg: SearchView, ctx: RawContext, value: str) -> bool:
+    wanted = value.strip().casefold()
+    if not wanted:
+        return False
+    return any(wanted in name for name in _index(msg.parsed).filenames)
+
+
+def _match_after(msg: SearchView, ctx: RawContext, value: str) -> bool:
+    when = _parse_date(value)
+    return when is not None and _utc(msg.internaldate) >= when
+
+
+def _match_before(msg: SearchView, ctx: RawContext, value: str) -> bool:
+    when = _parse_date(value)
+    return when is not None and _utc(msg.internaldate) < when
+
+
+def _match_newer_than(msg: SearchView, ctx: RawContext, value: str) -> bool:
+    age = _parse_age(value)
+    return age is not None and _utc(msg.internaldate) >= _utc(ctx.now) - age
+
+
+def _match_older_than(msg: SearchView, ctx: RawContext, value: str) -> bool:
+    age = _parse_age(value)
+    return age is not None and _utc(msg.internaldate) < _utc(ctx.now) - age
+
+
+def _match_msgid(msg: SearchView, ctx: RawContext, value: str) -> bool:
+    wanted = _strip_msgid(value)
+    return bool(wanted) and _index(msg.parsed).message_id == wanted
+
+
+def _match_larger(msg: SearchView, ctx: RawContext, value: str) -> bool:
+    size = _parse_size(value)
+    return size is not None and msg.parsed.size > size
+
+
+def _match_smaller(msg: SearchView, ctx: RawContext, value: str) -> bool:
+    size = _parse_size(value)
+    return size is not None and msg.parsed.size < size
+
+
+class _Handler(Protocol):
+    def __call__(self, msg: SearchView, ctx: RawContext, value: str, /) -> bool: ...
+
+
+_FIELDS: dict[str, _Handler] = {
+    "from": _match_address(("from",)),
+    "to": _match_address(("to", "cc", "bcc")),
+    "cc": _match_address(("cc",)),
+    "bcc": _match_address(("bcc",)),
+    "subject": _match_subject,
+    "label": _match_label,
+    "in": _match_in,
+    "is": _match_is,
+    "has": _match_has,
+    "filename": _match_filename,
+    "after": _match_after,
+    "newer": _match_after,
+    "before": _match_before,
+    "older": _match_before,
+    "newer_than": _match_newer_than,
+    "older_than": _match_older_than,
+    "rfc822msgid": _match_msgid,
+    "larger": _match_larger,
+    "size": _match_larger,
+    "smaller": _match_smaller,
+}
+
+
+def mentions_trash_or_spam(node: RawNode) -> bool:
+    """True when the query names ``in:trash``, ``in:spam`` or ``in:anywhere`` (negated or not)."""
+    return any(
+        isinstance(n, Term) and n.field == "in" and n.value.strip().casefold() in ("trash", "spam", "anywhere")
+        for n in node.walk()
+    )
+
+
+# --------------------------------------------------------------------------- lexer
+
+_FIELD_WORD = re.compile(r"([A-Za-z][A-Za-z0-9_]*):(.*)", re.S)
+_STOP = set(' \t\r\n()"{}')
+
+
+@dataclass
+class _Tok:
+    kind: str  # "word" | "phrase" | "(" | ")" | "{" | "}" | "-"
+    text: str
+    adjacent: bool  # no whitespace between this token and the previous one
+
+
+def _read_phrase(q: str, i: int) -> tuple[str, int]:
+    """``q[i]`` is the opening quote; return (unescaped text, index after the closing quote)."""
+    buf: list[str] = []
+    i += 1
+    while i < len(q):
+        c = q[i]
+        if c == "\\" and i + 1 < len(q) and q[i + 1] in '"\\':
+            buf.append(q[i + 1])
+            i += 2
+            continue
+        if c == '"':
+            return "".join(buf), i + 1
+        buf.append(c)
+        i += 1
+    raise RawQueryError("unbalanced quote")
+
+
+def _lex(q: str) -> list[_Tok]:
+    toks: list[_Tok] = []
+    i, n = 0, len(q)
+    adjacent = False
+    open_groups = {"(": 0, "{": 0}
+    while i < n:
+        c = q[i]
+        if c.isspace():
+            adjacent = False
+            i += 1
+            continue
+        starts_term = not adjacent or (bool(toks) and toks[-1].kind in ("(", "{", "-"))
+        if c == '"':
+            text, i = _read_phrase(q, i)
+            toks.append(_Tok("phrase", text, adjacent))
+        elif c in "({":
+            open_groups[c] += 1
+            toks.append(_Tok(c, c, adjacent))
+            i += 1
+        elif c in ")}":
+            opener = "(" if c == ")" else "{"
+            open_groups[opener] = max(0, open_groups[opener] - 1)
+            toks.append(_Tok(c, c, adjacent))
+            i += 1
+        elif c in "-+" and starts_term and i + 1 < n and not q[i + 1].isspace():
+            if c == "-":
+                toks.append(_Tok("-", c, adjacent))
+            i += 1  # "+word" (exact word) is the same as "word" here
+            adjacent = True
+            continue
+        else:
+            start = i
+            while i < n and q[i] not in _STOP:
+                i += 1
+            word = q[start:i]
+            if word.lower().startswith("rfc822msgid:") and len(word) > len("rfc822msgid:"):
+                # message ids may contain (){}: take everything up to whitespace, then give back
+                # trailing brackets that close an enclosing group
+                while i < n and not q[i].isspace():
+                    i += 1
+                word = q[start:i]
+                for close, opener in ((")", "("), ("}", "{")):
+                    budget = open_groups[opener]
+                    while budget and word.endswith(close) and word.count(close) > word.count(opener):
+                        word = word[:-1]
+                        i -= 1
+                        budget -= 1
+            toks.append(_Tok("word", word, adjacent))
+        adjacent = True
+    return toks
+
+
+# --------------------------------------------------------------------------- parser
+
+
+class _Parser:
+    def __init__(self, toks: list[_Tok]) -> None:
+        self.toks = toks
+        self.pos = 0
+
+    def peek(self) -> _Tok | None:
+        return self.toks[self.pos] if self.pos < len(self.toks) else None
+
+    def take(self) -> _Tok:
+        tok = self.toks[self.pos]
+        self.pos += 1
+        return tok
+
+    @staticmethod
+    def _is_kw(tok: _Tok | None, kw: str) -> bool:
+        return tok is not None and tok.kind == "word" and tok.text == kw
+
+    def parse(self) -> RawNode:
+        node = self.or_expr(None)
+        tok = self.peek()
+        if tok is not None:
+            raise RawQueryError(f"unbalanced {tok.text!r}")
+        return node
+
+    def or_expr(self, field: str | None) -> RawNode:
+        alternatives: list[RawNode] = []
+        while True:
+            part = self.and_expr(field)
+            if part is not None:
+                alternatives.append(part)
+            if self._is_kw(self.peek(), "OR"):
+                self.take()
+                continue
+            break
+        if not alternatives:
+            return MatchAll()
+        return alternatives[0] if len(alternatives) == 1 else Or(tuple(alternatives))
+
+    def and_expr(self, field: str | None) -> RawNode | None:
+        items: list[RawNode] = []
+        while True:
+            tok = self.peek()
+            if tok is None or tok.kind in (")", "}") or self._is_kw(tok, "OR"):
+                break
+            if self._is_kw(tok, "AND"):
+                self.take()
+                continue
+            items.append(self.unary(field))
+        if not items:
+            return None
+        return items[0] if len(items) == 1 else And(tuple(items))
+
+    def unary(self, field: str | None) -> RawNode:
+        tok = self.take()
+        if tok.kind == "-" or self._is_kw(tok, "NOT"):
+            nxt = self.peek()
+            if nxt is None or nxt.kind in (")", "}") or self._is_kw(nxt, "OR"):
+                return MatchAll()  # dangling negation: ignore
+            return Not(self.unary(field))
+        return self.primary(tok, field)
+
+    def group(self, close: str, field: str | None) -> RawNode:
+        if close == ")":
+            node = self.or_expr(field)
+        else:
+            items: list[RawNode] = []
+            while True:
+                tok = self.peek()
+                if tok is None or tok.kind in (")", "}"):
+                    break
+                if self._is_kw(tok, "OR") or self._is_kw(tok, "AND"):
+                    self.take()
+                    continue
+                items.append(self.unary(field))
+            node = Or(tuple(items)) if items else MatchAll()
+        tok = self.peek()
+        if tok is None or tok.kind != close:
+            raise RawQueryError(f"unbalanced {'(' if close == ')' else '{'}")
+        self.take()
+        return node
+
+    def primary(self, tok: _Tok, field: str | None) -> RawNode:
+        if tok.kind == "(":
+            return self.group(")", field)
+        if tok.kind == "{":
+            return self.group("}", field)
+        if tok.kind in (")", "}"):
+            raise RawQueryError(f"unbalanced {tok.text!r}")
+        if tok.kind == "phrase":
+            return Term(field, tok.text)
+        m = _FIELD_WORD.fullmatch(tok.text)
+        if m is None:
+            return Term(field, tok.text)
+        name, value = m.group(1).lower(), m.group(2)
+        if value:
+            return Term(name, value)
+        nxt = self.peek()
+        if nxt is not None and nxt.adjacent:
+            if nxt.kind == "phrase":
+                self.take()
+                return Term(name, nxt.text)
+            if nxt.kind in ("(", "{"):
+                self.take()
+                return self.group(")" if nxt.kind == "(" else "}", name)
+        return MatchAll()  # "field:" with no value is ignored
+
+
+def parse_raw(query: str) -> RawNode:
+    """Parse an X-GM-RAW query; raise ``RawQueryError`` on unbalanced quotes/parens/braces."""
+    return _Parser(_lex(query)).parse()

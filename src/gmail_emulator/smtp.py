@@ -1,0 +1,680 @@
+"""The emulator's SMTP front: smtp.gmail.com's two submission ports on top of aiosmtpd.
+
+Two listeners share one handler: a 465-style port with implicit TLS and a 587-style port that
+requires STARTTLS. Both demand AUTH (PLAIN or LOGIN, checked against the store's account
+passwords) and answer in Gmail's shape. An accepted message is recorded in the outbox exactly as
+received, filed into the sender's Sent Mail after ``knobs.sent_filing_delay_s`` and delivered to
+every recipient that is an emulator account after ``knobs.delivery_delay_s``.
+
+Both listeners run on the emulator's own event loop (``loop.create_server`` with aiosmtpd's
+``SMTP`` protocol rather than aiosmtpd's thread-per-controller ``Controller``), so every store
+mutation happens on the loop that owns the store and nothing needs marshalling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import itertools
+import logging
+import random
+import re
+import ssl
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.utils import format_datetime
+from typing import Any, Literal
+
+from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
+
+from .mime import ParsedMessage
+from .observe import REDACTED, Observer, redact_smtp_line
+from .store import FLAG_SEEN, INBOX, SENT, Message, Store
+
+__all__ = ["OutboxEntry", "SmtpFault", "SmtpFront"]
+
+log = logging.getLogger("gmail_emulator.smtp")
+
+PortKind = Literal["ssl", "starttls"]
+Stage = Literal["connect", "ehlo", "auth", "mail", "rcpt", "data", "after_data"]
+Action = Literal["421", "550", "535", "534", "drop"]
+_STAGES: frozenset[str] = frozenset({"connect", "ehlo", "auth", "mail", "rcpt", "data", "after_data"})
+_ACTIONS: frozenset[str] = frozenset({"421", "550", "535", "534", "drop"})
+
+GMAIL_HOSTNAME = "smtp.gmail.com"
+SIZE_LIMIT = 35882577  # what Gmail advertises in EHLO
+
+
+class _QuietDeprecation(logging.Filter):
+    """aiosmtpd logs a deprecation warning about Session.login_data on every successful AUTH."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "login_data is deprecated" not in str(record.msg)
+
+
+logging.getLogger("mail.log").addFilter(_QuietDeprecation())
+
+
+# --------------------------------------------------------------------------- public data
+
+
+@dataclass(frozen=True)
+class OutboxEntry:
+    """One message accepted after DATA, exactly as the client sent it."""
+
+    account: str  # the authenticated account
+    envelope_from: str
+    recipients: list[str]
+    data: bytes  # exact bytes received (dot-unstuffed), before any header was added
+    port_kind: PortKind
+    at: float  # emulator clock at acceptance
+
+
+@dataclass(frozen=True)
+class SmtpFault:
+    """An injected SMTP failure.
+
+    `stage`: where it fires - "connect" (instead of the greeting), "ehlo", "auth" (after the
+    credentials were read), "mail", "rcpt", "data" (after the message content was read, the message
+    is NOT accepted) or "after_data" (the message IS accepted, recorded and filed; only the reply
+    changes).
+    `action`: "421" (``421 4.7.0 Try again later``, then the connection closes), "550"
+    (``550 5.1.1`` at rcpt: only that recipient is rejected), "535" (bad credentials), "534"
+    (application-specific password required) or "drop" (the connection is closed without a reply).
+    `times`: how often the rule fires; -1 = always.
+    `port_kind`: only on that port ("ssl" = 465-style, "starttls" = 587-style); None = both.
+    `match`: a glob (case-insensitive) on the stage's address: the MAIL FROM address at "mail", the
+    RCPT TO address at "rcpt", the login name at "auth"; the rule never fires on other stages when
+    set.
+    """
+
+    stage: Stage
+    action: Action
+    times: int = 1
+    port_kind: PortKind | None = None
+    match: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.stage not in _STAGES:
+            raise ValueError(f"unknown SMTP fault stage {self.stage!r} (one of {sorted(_STAGES)})")
+        if self.action not in _ACTIONS:
+            raise ValueError(f"unknown SMTP fault action {self.action!r} (one of {sorted(_ACTIONS)})")
+        if self.port_kind not in (None, "ssl", "starttls"):
+            raise ValueError(f"unknown port kind {self.port_kind!r}")
+        if self.times == 0 or self.times < -1:
+            raise ValueError("times must be positive or -1 (always)")
+
+    def applies(self, stage: str, port_kind: str, address: str | None) -> bool:
+        if self.stage != stage or (self.port_kind is not None and self.port_kind != port_kind):
+            return False
+        if self.match is None:
+            return True
+        return address is not None and fnmatch.fnmatchcase(address.lower(), self.match.lower())
+
+
+# --------------------------------------------------------------------------- Gmail's replies
+
+
+def _bad_credentials(tx: str) -> str:
+    return (
+        "535-5.7.8 Username and Password not accepted. For more information, go to\r\n"
+        f"535 5.7.8  https://support.google.com/mail/?p=BadCredentials {tx} - gsmtp"
+    )
+
+
+def _app_password_required(tx: str) -> str:
+    return (
+        "534-5.7.9 Application-specific password required. For more information, go to\r\n"
+        f"534 5.7.9  https://support.google.com/mail/?p=InvalidSecondFactor {tx} - gsmtp"
+    )
+
+
+def _no_such_user(tx: str) -> str:
+    return (
+        "550-5.1.1 The email account that you tried to reach does not exist. Please try\r\n"
+        "550-5.1.1 double-checking the recipient's email address for typos or\r\n"
+        "550-5.1.1 unnecessary spaces. For more information, go to\r\n"
+        f"550 5.1.1  https://support.google.com/mail/?p=NoSuchUser {tx} - gsmtp"
+    )
+
+
+def _fault_reply(action: str, stage: str, tx: str) -> str:
+    if action == "421":
+        return f"421 4.7.0 Try again later, closing connection. ({stage.upper()}) {tx} - gsmtp"
+    if action == "535":
+        return _bad_credentials(tx)
+    if action == "534":
+        return _app_password_required(tx)
+    if stage == "rcpt":
+        return _no_such_user(tx)
+    return f"550 5.7.1 Message rejected ({stage.upper()}). {tx} - gsmtp"
+
+
+# --------------------------------------------------------------------------- a send in flight
+
+
+@dataclass
+class _Job:
+    """One accepted message on its way into the sender's Sent Mail and the recipients' INBOXes."""
+
+    account: str
+    raw: bytes  # with Message-ID / Date completed
+    header_id: str | None
+    date: str | None
+    recipients: list[str]
+    # The sender's own copy once it exists (sent to oneself: one message, \\Sent and \\Inbox).
+    own_copy: Message | None = None
+
+
+def _norm_date(value: bytes | str | None) -> str | None:
+    if value is None:
+        return None
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    return re.sub(r"\s+", " ", text).strip() or None
+
+
+# --------------------------------------------------------------------------- the front
+
+
+class SmtpFront:
+    """Both SMTP listeners, the outbox, the SMTP fault rules and the login counter."""
+
+    def __init__(
+        self,
+        store: Store,
+        observer: Observer,
+        ssl_context: ssl.SSLContext,
+        *,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        self.store = store
+        self.observer = observer
+        self.ssl_context = ssl_context
+        self._loop = loop
+        self._lock = threading.Lock()
+        self._outbox: list[OutboxEntry] = []
+        self._faults: list[list[Any]] = []  # [SmtpFault, remaining]
+        self._logins: list[tuple[int, str]] = []
+        self._sessions = 0
+        self._session_ids = itertools.count(1)
+        self._servers: list[asyncio.Server] = []
+        self._live: weakref.WeakSet[GmailSMTP] = weakref.WeakSet()
+        self._timers: set[asyncio.TimerHandle] = set()
+        self._rng = random.Random()
+        self.ssl_port = 0
+        self.starttls_port = 0
+
+    # ----------------------------------------------------------------- lifecycle
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        return self._loop
+
+    async def start(self, host: str = "127.0.0.1", ssl_port: int = 0, starttls_port: int = 0) -> tuple[int, int]:
+        """Listen on both ports (0 = any free port); returns (ssl_port, starttls_port)."""
+        loop = self.loop
+        implicit = await loop.create_server(
+            lambda: self._protocol("ssl"), host=host, port=ssl_port, ssl=self.ssl_context
+        )
+        self._servers.append(implicit)
+        submission = await loop.create_server(lambda: self._protocol("starttls"), host=host, port=starttls_port)
+        self._servers.append(submission)
+        self.ssl_port = implicit.sockets[0].getsockname()[1]
+        self.starttls_port = submission.sockets[0].getsockname()[1]
+        return self.ssl_port, self.starttls_port
+
+    async def stop(self) -> None:
+        self.cancel_pending()
+        for server in self._servers:
+            server.close()
+        for proto in list(self._live):
+            proto.drop()
+        for server in self._servers:
+            with contextlib.suppress(TimeoutError, OSError):
+                await asyncio.wait_for(server.wait_closed(), 2.0)
+        self._servers.clear()
+        await asyncio.sleep(0)
+
+    def _protocol(self, port_kind: PortKind) -> GmailSMTP:
+        with self._lock:
+            self._sessions += 1
+        proto = GmailSMTP(self, port_kind, next(self._session_ids))
+        self._live.add(proto)
+        return proto
+
+    def cancel_pending(self) -> None:
+        """Forget scheduled Sent filings and deliveries (used when the store is replaced)."""
+        for handle in self._timers:
+            handle.cancel()
+        self._timers.clear()
+
+    def reset(self, store: Store) -> None:
+        """A fresh start: new store, empty outbox, no faults, counters at zero."""
+        self.cancel_pending()
+        self.store = store
+        with self._lock:
+            self._outbox.clear()
+            self._faults.clear()
+            self._logins.clear()
+            self._sessions = 0
+
+    # ----------------------------------------------------------------- faults
+
+    def add_fault(self, fault: SmtpFault) -> None:
+        with self._lock:
+            self._faults.append([fault, fault.times])
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    def take_fault(self, stage: str, port_kind: str, address: str | None = None) -> SmtpFault | None:
+        with self._lock:
+            for slot in self._faults:
+                fault: SmtpFault = slot[0]
+                if not fault.applies(stage, port_kind, address):
+                    continue
+                if slot[1] > 0:
+                    slot[1] -= 1
+                self._faults = [s for s in self._faults if s[1] != 0]
+                return fault
+        return None
+
+    # ----------------------------------------------------------------- counters
+
+    def note_login(self, session_id: int, account: str) -> None:
+        with self._lock:
+            self._logins.append((session_id, account.lower()))
+
+    def logins(self, account: str | None = None) -> int:
+        with self._lock:
+            if account is None:
+                return len(self._logins)
+            wanted = account.lower()
+            return sum(1 for _sid, acc in self._logins if acc == wanted)
+
+    def sessions(self) -> int:
+        with self._lock:
+            return self._sessions
+
+    def reset_counters(self) -> None:
+        with self._lock:
+            self._logins.clear()
+            self._sessions = 0
+
+    def outbox(self) -> list[OutboxEntry]:
+        with self._lock:
+            return list(self._outbox)
+
+    # ----------------------------------------------------------------- auth
+
+    def check_password(self, login: str, password: str) -> str | None:
+        """The account's address when the credentials are right."""
+        account = self.store.account(login)
+        if account is None or account.password != password:
+            return None
+        return account.address
+
+    # ----------------------------------------------------------------- accepting a message
+
+    def transaction_id(self) -> str:
+        rng = self._rng
+        head = "".join(rng.choice("0123456789abcdef") for _ in range(12))
+        tail = "".join(rng.choice("0123456789abcdefghijklmnopqrstuvwxyz") for _ in range(16))
+        return f"{head}-{tail}sm{rng.randint(100000, 999999)}.{rng.randint(1, 99)}"
+
+    def accept(
+        self,
+        account: str,
+        envelope_from: str,
+        recipients: list[str],
+        data: bytes,
+        port_kind: PortKind,
+    ) -> OutboxEntry:
+        """Record the message and schedule its Sent filing and local deliveries (on the loop)."""
+        entry = OutboxEntry(account, envelope_from, list(recipients), bytes(data), port_kind, self.store.clock())
+        with self._lock:
+            self._outbox.append(entry)
+        try:
+            job = self._prepare(entry)
+            knobs = self.store.knobs
+            if knobs.sent_filing_delay_s is not None:
+                self._later(knobs.sent_filing_delay_s, self._file_sent, job)
+            seen: set[str] = set()
+            for rcpt in recipients:
+                key = rcpt.lower()
+                if key in seen or self.store.account(rcpt) is None:
+                    continue
+                seen.add(key)
+                self._later(knobs.delivery_delay_s, self._deliver, job, rcpt)
+        except Exception:  # the client has its 250 coming; a bug here must not break the session
+            log.exception("processing an accepted message failed")
+        return entry
+
+    def _prepare(self, entry: OutboxEntry) -> _Job:
+        parsed = ParsedMessage(entry.data)
+        extra: list[bytes] = []
+        header_id = parsed.message_id
+        if not header_id:
+            token = "".join(self._rng.choice("0123456789abcdef") for _ in range(24))
+            header_id = f"<{token[:8]}.{token[8:12]}0a20.{token[12:16]}.{token[16:]}@mx.google.com>"
+            extra.append(b"Message-ID: " + header_id.encode("ascii"))
+        dates = parsed.raw_header("date")
+        date = _norm_date(dates[0]) if dates else None
+        if date is None:
+            date = format_datetime(self.store.now())
+            extra.append(b"Date: " + date.encode("ascii"))
+        raw = b"".join(line + b"\r\n" for line in extra) + parsed.raw
+        return _Job(
+            account=entry.account,
+            raw=raw,
+            header_id=header_id.strip().strip("<>").strip(),
+            date=date,
+            recipients=list(entry.recipients),
+        )
+
+    def _later(self, delay: float, func: Callable[..., None], *args: Any) -> None:
+        def run() -> None:
+            self._timers.discard(handle)
+            try:
+                func(*args)
+            except Exception:
+                log.exception("SMTP filing/delivery failed")
+
+        if delay <= 0:
+            try:
+                func(*args)
+            except Exception:
+                log.exception("SMTP filing/delivery failed")
+            return
+        handle = self.loop.call_later(delay, run)
+        self._timers.add(handle)
+
+    def _own_copy(self, job: _Job, account_messages: dict[int, Message]) -> Message | None:
+        own = job.own_copy
+        if own is not None and account_messages.get(own.msgid) is own:
+            return own
+        return None
+
+    def _file_sent(self, job: _Job) -> None:
+        account = self.store.account(job.account)
+        if account is None:
+            return
+        own = self._own_copy(job, account.messages)
+        if own is not None:
+            if SENT not in own.labels:
+                account.set_labels(own, own.labels | {SENT})
+            if FLAG_SEEN not in own.flags:
+                account.set_flags(own, own.flags | {FLAG_SEEN})
+            return
+        for msg in account.messages.values():
+            if SENT not in msg.labels or msg.header_id != job.header_id:
+                continue
+            dates = msg.parsed.raw_header("date")
+            if (_norm_date(dates[0]) if dates else None) == job.date:
+                return  # Gmail skips filing a "similar" message already in Sent
+        job.own_copy = account.add_message(job.raw, labels=[SENT], flags=[FLAG_SEEN])
+
+    def _deliver(self, job: _Job, rcpt: str) -> None:
+        account = self.store.account(rcpt)
+        if account is None:
+            return
+        if account.address.lower() == job.account.lower():
+            own = self._own_copy(job, account.messages)
+            if own is not None:
+                if INBOX not in own.labels:
+                    account.set_labels(own, own.labels | {INBOX})
+                return
+            job.own_copy = account.add_message(job.raw, labels=[INBOX])
+            return
+        account.add_message(job.raw, labels=[INBOX])
+
+
+# --------------------------------------------------------------------------- the protocol
+
+
+class _Hooks:
+    """aiosmtpd handler hooks (kept apart from SmtpFront: aiosmtpd scans the handler's members)."""
+
+    async def handle_EHLO(
+        self, server: GmailSMTP, session: Session, envelope: Envelope, hostname: str, responses: list[str]
+    ) -> list[str]:
+        del envelope, responses
+        fault = server.front.take_fault("ehlo", server.port_kind)
+        if fault is not None:
+            return [server.fault(fault, "ehlo")]
+        session.host_name = hostname
+        return server.ehlo_lines()
+
+    async def handle_MAIL(
+        self, server: GmailSMTP, session: Session, envelope: Envelope, address: str, options: list[str]
+    ) -> str:
+        del session
+        fault = server.front.take_fault("mail", server.port_kind, address)
+        if fault is not None:
+            return server.fault(fault, "mail")
+        envelope.mail_from = address
+        envelope.mail_options.extend(options)
+        return f"250 2.1.0 OK {server.front.transaction_id()} - gsmtp"
+
+    async def handle_RCPT(
+        self, server: GmailSMTP, session: Session, envelope: Envelope, address: str, options: list[str]
+    ) -> str:
+        del session
+        fault = server.front.take_fault("rcpt", server.port_kind, address)
+        if fault is not None:
+            return server.fault(fault, "rcpt")
+        envelope.rcpt_tos.append(address)
+        envelope.rcpt_options.extend(options)
+        return f"250 2.1.5 OK {server.front.transaction_id()} - gsmtp"
+
+    async def handle_DATA(self, server: GmailSMTP, session: Session, envelope: Envelope) -> str:
+        del session
+        front = server.front
+        fault = front.take_fault("data", server.port_kind)
+        if fault is not None:
+            return server.fault(fault, "data")
+        data = envelope.original_content or b""
+        front.accept(
+            server.account or "",
+            envelope.mail_from or "",
+            list(envelope.rcpt_tos),
+            data,
+            server.port_kind,
+        )
+        fault = front.take_fault("after_data", server.port_kind)
+        if fault is not None:
+            return server.fault(fault, "after_data")
+        return f"250 2.0.0 OK  {int(front.store.clock())} {front.transaction_id()} - gsmtp"
+
+    async def handle_QUIT(self, server: GmailSMTP, session: Session, envelope: Envelope) -> str:
+        del session, envelope
+        return f"221 2.0.0 closing connection {server.front.transaction_id()} - gsmtp"
+
+    async def handle_exception(self, error: Exception) -> str:
+        log.error("SMTP session error: %r", error)
+        return "451 4.3.0 Temporary server error. Please try again later. - gsmtp"
+
+
+_HOOKS = _Hooks()
+
+
+def _authenticator(server: SMTP, session: Session, envelope: Envelope, mechanism: str, auth_data: Any) -> AuthResult:
+    del session, envelope, mechanism
+    assert isinstance(server, GmailSMTP)
+    return server.authenticate(auth_data)
+
+
+class GmailSMTP(SMTP):
+    """One SMTP connection, shaped like smtp.gmail.com."""
+
+    AuthLoginUsernameChallenge = "Username:"
+    AuthLoginPasswordChallenge = "Password:"
+
+    def __init__(self, front: SmtpFront, port_kind: PortKind, session_id: int) -> None:
+        self.front = front
+        self.port_kind: PortKind = port_kind
+        self.session_id = session_id
+        self.account: str | None = None
+        self._dropped = False
+        self._close_after_push = False
+        self._in_auth = False
+        self._auth_fault: SmtpFault | None = None
+        self._in_data = False
+        self._pending = b""
+        tls = front.ssl_context if port_kind == "starttls" else None
+        super().__init__(
+            _HOOKS,
+            hostname=GMAIL_HOSTNAME,
+            ident=f"ESMTP {front.transaction_id()} - gsmtp",
+            tls_context=tls,
+            require_starttls=port_kind == "starttls",
+            auth_required=True,
+            auth_require_tls=True,
+            authenticator=_authenticator,
+            enable_SMTPUTF8=True,
+            data_size_limit=SIZE_LIMIT,
+            loop=front.loop,
+        )
+        if port_kind == "ssl":
+            # The whole connection is TLS already, but aiosmtpd counts only STARTTLS as TLS
+            # (passing auth_require_tls=False to the constructor would emit a warning per session).
+            self._auth_require_tls = False
+
+    # ----------------------------------------------------------------- Gmail's shapes
+
+    def ehlo_lines(self) -> list[str]:
+        peer = self.session.peer if self.session is not None else None
+        ip = peer[0] if isinstance(peer, tuple) and peer else "127.0.0.1"
+        lines = [f"{GMAIL_HOSTNAME} at your service, [{ip}]", f"SIZE {SIZE_LIMIT}", "8BITMIME"]
+        if self.tls_context and not self._tls_protocol:
+            lines.append("STARTTLS")
+        if not self._auth_require_tls or self._tls_protocol:
+            lines.append("AUTH " + " ".join(sorted(self._auth_methods)))
+        lines += ["ENHANCEDSTATUSCODES", "SMTPUTF8"]
+        return [f"250-{line}" for line in lines[:-1]] + [f"250 {lines[-1]}"]
+
+    def authenticate(self, auth_data: Any) -> AuthResult:
+        tx = self.front.transaction_id()
+        refused = AuthResult(success=False, handled=False, message=_bad_credentials(tx))
+        if not isinstance(auth_data, LoginPassword):
+            return refused
+        login = auth_data.login.decode("utf-8", errors="replace")
+        password = auth_data.password.decode("utf-8", errors="replace")
+        # Gmail's verdict is per account: once an auth fault fires, every further AUTH attempt in this
+        # session (clients fall back from PLAIN to LOGIN) gets the same answer.
+        fault = self._auth_fault or self.front.take_fault("auth", self.port_kind, login)
+        if fault is not None:
+            self._auth_fault = fault
+            reply = self.fault(fault, "auth")
+            if not reply:
+                return AuthResult(success=False, handled=True)
+            return AuthResult(success=False, handled=False, message=reply)
+        address = self.front.check_password(login, password)
+        if address is None:
+            return refused
+        self.account = address
+        self.front.note_login(self.session_id, address)
+        return AuthResult(success=True, message="235 2.7.0 Accepted", auth_data=auth_data)
+
+    def fault(self, fault: SmtpFault, stage: str) -> str:
+        """Act on a fired fault; returns the reply to send ("" when the connection is gone)."""
+        log.info("SMTP fault %s at %s (session %d)", fault.action, stage, self.session_id)
+        if fault.action == "drop":
+            self.drop()
+            return ""
+        if fault.action == "421":
+            self._close_after_push = True
+        return _fault_reply(fault.action, stage, self.front.transaction_id())
+
+    def drop(self) -> None:
+        """Close the connection at once, without another byte."""
+        self._dropped = True
+        transports: list[Any] = [self.transport, self._original_transport]
+        for transport in transports:
+            if transport is not None:
+                with contextlib.suppress(Exception):
+                    transport.abort()
+        task = self._handler_coroutine
+        if task is not None and not task.done():
+            task.cancel()
+
+    def _close_now(self) -> None:
+        transport = self.transport
+        if transport is not None:
+            transport.close()
+        task = self._handler_coroutine
+        if task is not None and not task.done():
+            task.cancel()
+
+    # ----------------------------------------------------------------- aiosmtpd overrides
+
+    async def _handle_client(self) -> None:
+        fault = self.front.take_fault("connect", self.port_kind)
+        if fault is not None:
+            reply = self.fault(fault, "connect")
+            if reply:
+                await self.push(reply)
+                self._close_now()
+            return
+        await super()._handle_client()
+
+    async def push(self, status: str | bytes) -> None:
+        if self._dropped:
+            return
+        if not status:
+            return
+        text = status.decode("utf-8", errors="replace") if isinstance(status, bytes) else status
+        if text.startswith("354 "):
+            status = text = f"354  Go ahead {self.front.transaction_id()} - gsmtp"
+        elif text == "220 Ready to start TLS":
+            status = text = "220 2.0.0 Ready to start TLS"
+        self._in_data = text.startswith("354")
+        if not text.startswith("334"):
+            self._in_auth = False
+        data = status.encode("utf-8") if isinstance(status, str) else status
+        self.front.observer.record_wire(self.session_id, "smtp", "s", data + b"\r\n")
+        await super().push(data)
+        if self._close_after_push:
+            self._close_after_push = False
+            self._close_now()
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self._record_incoming(data)
+        except Exception:  # pragma: no cover - logging must never break the session
+            log.exception("SMTP wire logging failed")
+        super().data_received(data)
+
+    def _record_incoming(self, data: bytes) -> None:
+        buffer = self._pending + data
+        lines = buffer.split(b"\r\n")
+        self._pending = lines.pop()
+        if len(self._pending) > 65536:  # a huge line without CRLF: log it as it comes
+            lines.append(self._pending)
+            self._pending = b""
+        out: list[bytes] = []
+        for line in lines:
+            if self._in_data:
+                out.append(line + b"\r\n")
+                continue
+            if line[:5].upper() == b"AUTH ":
+                self._in_auth = True
+                out.append(redact_smtp_line(line) + b"\r\n")
+            elif self._in_auth:
+                out.append(REDACTED + b"\r\n")
+            else:
+                out.append(line + b"\r\n")
+        if out:
+            self.front.observer.record_wire(self.session_id, "smtp", "c", b"".join(out))
+
+    def connection_lost(self, error: Exception | None) -> None:
+        try:
+            super().connection_lost(error)
+        finally:
+            self.front._live.discard(self)

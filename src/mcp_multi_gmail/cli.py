@@ -1,0 +1,98 @@
+"""Command line: start-up order guard → config → warnings → server (stdout carries only MCP)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import __version__
+from .layout import GUARD_MESSAGE, check_location, detect_layout, is_release_build
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse's own usage text would be English and long; one Czech line on stderr is enough.
+        sys.stderr.write(f"chyba: {message}\n")
+        raise SystemExit(2)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="mcp-multi-gmail", add_help=True, description="MCP server pro více schránek Gmailu."
+    )
+    parser.add_argument("--version", action="store_true", help="vypíše verzi a skončí")
+    parser.add_argument("--config", help="cesta k nastavení (jinak MG_CONFIG, jinak config.json)")
+    return parser
+
+
+def config_path(value: str | None, environ: dict[str, str] | os._Environ[str]) -> Path:
+    if value is not None:
+        return Path(value)
+    env = environ.get("MG_CONFIG", "").strip()
+    return Path(env) if env else Path("config.json")
+
+
+def _stderr(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    if args.version:
+        print(f"mcp-multi-gmail {__version__}")
+        return
+    if args.config is not None and not args.config.strip():
+        _stderr("chyba: --config potřebuje cestu k souboru s nastavením")
+        raise SystemExit(1)
+    raise SystemExit(serve(args.config))
+
+
+def serve(config_arg: str | None) -> int:
+    # Logging goes to stderr before MCPServer configures anything: stdout is the protocol.
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
+    if check_location(PROJECT_DIR, release=is_release_build()) is not None:
+        _stderr(GUARD_MESSAGE)
+        return 1
+
+    from .config import ConfigError, load_config
+    from .gitwarn import secrets_in_git_warnings
+    from .gmail.endpoint import EndpointError, resolve_endpoint
+
+    layout = detect_layout(PROJECT_DIR)
+    path = config_path(config_arg, os.environ).absolute()
+    try:
+        config = load_config(path, layout=layout, environ=os.environ)
+        endpoint = resolve_endpoint(os.environ)
+    except (ConfigError, EndpointError) as error:
+        _stderr(str(error))
+        return 1
+    for warning in config.warnings:
+        _stderr(f"POZOR: {warning}")
+    if endpoint.overridden:
+        _stderr(
+            f"POZOR: místo Gmailu se připojuji k {endpoint.imap_host}:{endpoint.imap_port} "
+            "(MG_GMAIL_ENDPOINT, jen pro testy a ukázku)."
+        )
+    for warning in secrets_in_git_warnings(config.secret_files):
+        _stderr(warning)
+
+    from .runtime import Runtime
+    from .server import build_server
+
+    runtime = Runtime(config=config, endpoint=endpoint, layout=layout, environ=dict(os.environ))
+    server = build_server(runtime)
+    _stderr(
+        f"mcp-multi-gmail {__version__} běží, nastavených schránek: {len(config.accounts)}, "
+        f"přílohy do: {config.download_dir}"
+    )
+    server.run()
+    return 0

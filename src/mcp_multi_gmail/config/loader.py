@@ -1,0 +1,213 @@
+"""Load the configuration: read, check the schema, resolve, and report every problem at once."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+from ..layout import AddonLayout, default_download_dir
+from .durations import MIN_INTERVAL_MS, parse_duration_ms, parse_hours
+from .models import RawAccount, RawConfig
+from .passwords import PasswordsFile, read_passwords_file, resolve_password
+from .paths import absolute_from
+from .report import ConfigError, Problems, schema_report
+from .resolved import Account, Alias, Config
+from .signatures import resolve_signatures
+
+
+def load_config(
+    path: Path, *, layout: AddonLayout | None = None, environ: Mapping[str, str] | None = None
+) -> Config:
+    """Load and check `path`; raise ConfigError with the whole Czech report when anything is wrong.
+
+    `layout` (Miládka's add-on folder, if any) decides where relative data paths point;
+    `environ` (default os.environ) holds the variables named by `password_env`.
+    """
+    config_path = Path(os.path.abspath(path))
+    raw = _read_json(config_path)
+    model = _check_schema(config_path, raw)
+    return _resolve(config_path, model, layout, os.environ if environ is None else environ)
+
+
+def _read_json(path: Path) -> object:
+    # Errors are raised outside the `except` blocks so no parser exception rides along as context.
+    try:
+        data: bytes | None = path.read_bytes()
+    except OSError:
+        data = None
+    if data is None:
+        raise ConfigError(
+            f"Nastavení `{path}` nejde přečíst (soubor chybí, nebo k němu není přístup). "
+            "Zkontrolujte cestu za --config v souboru .mcp.json ve složce Miládky."
+        )
+    position = ""
+    try:
+        return json.loads(data.decode("utf-8").removeprefix("\ufeff"))
+    except json.JSONDecodeError as exc:
+        position = f" (řádek {exc.lineno}, sloupec {exc.colno})"
+    except UnicodeDecodeError:
+        position = " (soubor není v kódování UTF-8)"
+    # The parser's own message is left out on purpose: it can quote text around the fault.
+    raise ConfigError(
+        f"Nastavení `{path}` není platný JSON{position}. Zkontrolujte uvozovky kolem textů a čárky "
+        "mezi položkami (obsah souboru se nevypisuje, může obsahovat hesla)."
+    )
+
+
+def _check_schema(path: Path, raw: object) -> RawConfig:
+    errors: list[ErrorDetails] = []
+    try:
+        return RawConfig.model_validate(raw)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+    raise ConfigError(schema_report(path, errors))
+
+
+def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: Mapping[str, str]) -> Config:
+    problems = Problems()
+    warnings: list[str] = []
+    config_dir = path.parent
+    # Data paths follow the vault in Miládka, else the config file; never the working directory.
+    data_base = layout.vault_root if layout is not None else config_dir
+
+    watch_hours = None
+    if model.watch_hours is not None:
+        watch_hours = parse_hours(model.watch_hours)
+        if watch_hours is None:
+            problems.add(f'"watch_hours" je "{model.watch_hours}", čeká se rozsah hodin jako "9-19"')
+    watch_interval_ms = None
+    if model.watch_interval is not None:
+        watch_interval_ms = parse_duration_ms(model.watch_interval)
+        if watch_interval_ms is None or watch_interval_ms < MIN_INTERVAL_MS:
+            problems.add(f'"watch_interval" je "{model.watch_interval}", čeká se třeba "5m", nejméně "1m"')
+
+    names = [a.name for a in model.accounts]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        problems.add(
+            "jména schránek se opakují ("
+            + ", ".join(f"`{n}`" for n in duplicates)
+            + "); každá schránka potřebuje vlastní jméno, jinak by jedna z nich byla nedosažitelná"
+        )
+
+    passwords_file = None
+    if model.passwords_file is not None:
+        passwords_file = read_passwords_file(absolute_from(data_base, model.passwords_file), problems)
+
+    _check_classifications("classification_labels", model.classification_labels, problems)
+    accounts = tuple(
+        _resolve_account(acc, model, config_dir, passwords_file, environ, problems, warnings)
+        for acc in model.accounts
+    )
+    if problems:
+        raise ConfigError(problems.report(path))
+
+    secret_files: list[Path] = []
+    if passwords_file is not None:
+        secret_files.append(passwords_file.path)
+    if any(a.password is not None for a in model.accounts):
+        secret_files.append(path)
+    return Config(
+        path=path,
+        accounts=accounts,
+        download_dir=(
+            absolute_from(data_base, model.download_dir)
+            if model.download_dir is not None
+            else default_download_dir(layout)
+        ),
+        attachment_dirs=tuple(absolute_from(data_base, d) for d in model.attachment_dirs),
+        quote_locale=model.quote_locale,
+        passwords_file=passwords_file.path if passwords_file is not None else None,
+        watch_hours=watch_hours,
+        watch_interval_ms=watch_interval_ms,
+        secret_files=tuple(secret_files),
+        warnings=tuple(warnings),
+    )
+
+
+def _resolve_account(
+    acc: RawAccount,
+    model: RawConfig,
+    config_dir: Path,
+    passwords_file: PasswordsFile | None,
+    environ: Mapping[str, str],
+    problems: Problems,
+    warnings: list[str],
+) -> Account:
+    who = f"schránka `{acc.name}`"
+    password = resolve_password(acc, passwords_file, environ, problems, warnings)
+    signatures = resolve_signatures(acc.name, acc.signatures, config_dir, problems)
+
+    # Checked against the written keys: an unreadable signature file is already reported once.
+    if acc.default_signature is not None and acc.default_signature not in acc.signatures:
+        problems.add(f'{who} odkazuje na podpis "{acc.default_signature}", který v "signatures" není')
+    for alias in acc.aliases:
+        if alias.default_signature is not None and alias.default_signature not in acc.signatures:
+            problems.add(
+                f'{who} / alias {alias.address} odkazuje na podpis "{alias.default_signature}", '
+                'který v "signatures" není'
+            )
+
+    classifications = acc.classification_labels if acc.own_classifications else model.classification_labels
+    if acc.own_classifications:
+        _check_classifications(who, classifications, problems)
+    if acc.processed_label is not None:
+        processed = acc.processed_label.casefold()
+        for label in classifications:
+            if label.casefold() == processed:
+                problems.add(
+                    f'{who}: klasifikační štítek "{label}" je stejný jako štítek zpracování '
+                    f'"{acc.processed_label}"; zvolte pro klasifikaci jiný název'
+                )
+    if acc.my_label is not None and acc.my_label.casefold() not in {
+        a.casefold() for a in acc.assignment_labels
+    }:
+        problems.add(f'{who}: "my_label" je "{acc.my_label}", ale v "assignment_labels" takový štítek není')
+
+    return Account(
+        name=acc.name,
+        address=acc.address,
+        password=password or "",
+        shared=acc.shared,
+        work_scope=acc.work_scope,
+        unread_only=acc.unread_only,
+        can_send=acc.can_send,
+        watch=acc.watch,
+        assignment_labels=tuple(acc.assignment_labels),
+        my_label=acc.my_label,
+        allowed_recipients=tuple(acc.allowed_recipients) if acc.limits_recipients else None,
+        processed_label=acc.processed_label,
+        classification_labels=dict(classifications),
+        signatures=signatures,
+        default_signature=acc.default_signature,
+        aliases=tuple(
+            Alias(address=a.address, name=a.name, purpose=a.purpose, default_signature=a.default_signature)
+            for a in acc.aliases
+        ),
+        smtp_port=acc.smtp_port if acc.smtp_port is not None else model.smtp_port,
+    )
+
+
+def _check_classifications(where: str, labels: Mapping[str, str], problems: Problems) -> None:
+    """Names Gmail would reserve (`\\…`) or treat as one label (case-only differences)."""
+    for label in labels:
+        if label.startswith("\\"):
+            problems.add(
+                f'{where}: klasifikační štítek "{label}" začíná znakem „\\“, '
+                "tak Gmail označuje své systémové štítky; zvolte jiný název"
+            )
+    by_case: dict[str, list[str]] = {}
+    for label in labels:
+        by_case.setdefault(label.casefold(), []).append(label)
+    for same in by_case.values():
+        if len(same) > 1:
+            problems.add(
+                f"{where}: klasifikační štítky "
+                + ", ".join(f'"{s}"' for s in same)
+                + " se liší jen velikostí písmen, Gmail je nerozliší; ponechte jen jeden"
+            )

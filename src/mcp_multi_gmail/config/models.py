@@ -1,0 +1,111 @@
+"""Pydantic models of the raw JSON configuration.
+
+Every object is strict: an unknown key is refused, because a misspelt safeguard
+(say `alowed_recipients`) would otherwise silently mean "no limit". Types are strict too
+(no "true" → True coercion). Keys whose absence means something different from an empty
+value (`allowed_recipients`, `classification_labels`) are told apart via `model_fields_set`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic_core import PydanticCustomError
+
+NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+# Deliberately simple: one "@", something before it, a dot inside the domain, no whitespace.
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s.]+(?:\.[^@\s.]+)+$")
+
+NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+
+
+def _check_name(value: str) -> str:
+    if not NAME_PATTERN.match(value):
+        raise PydanticCustomError(
+            "bad_name",
+            "musí začínat malým písmenem nebo číslicí a obsahovat jen malá písmena bez diakritiky, "
+            "číslice, „-“ a „_“",
+        )
+    return value
+
+
+def _check_email(value: str) -> str:
+    if not _EMAIL.match(value):
+        raise PydanticCustomError("not_email", "musí být e-mailová adresa")
+    return value
+
+
+AccountName = Annotated[str, AfterValidator(_check_name)]
+Email = Annotated[str, AfterValidator(_check_email)]
+SmtpPort = Literal[465, 587]
+
+
+# Unknown keys refused, no type coercion, immutable once loaded.
+_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class RawSignature(BaseModel):
+    model_config = _STRICT
+
+    text: str | None = None
+    text_file: NonEmpty | None = None
+    html: str | None = None
+    html_file: NonEmpty | None = None
+
+
+class RawAlias(BaseModel):
+    model_config = _STRICT
+
+    address: Email
+    name: NonEmpty | None = None
+    purpose: NonEmpty | None = None
+    default_signature: NonEmpty | None = None
+
+
+class RawAccount(BaseModel):
+    model_config = _STRICT
+
+    name: AccountName
+    address: Email
+    password: NonEmpty | None = None
+    password_env: NonEmpty | None = None
+    shared: bool = False
+    work_scope: Literal["everything", "inbox"] = "everything"
+    unread_only: bool = False
+    can_send: bool = False
+    watch: bool = False
+    assignment_labels: list[NonEmpty] = Field(default_factory=list)
+    my_label: NonEmpty | None = None
+    # Absent = no limit, [] = nobody: an explicit null is refused rather than read as "no limit".
+    allowed_recipients: list[NonEmpty] = Field(default_factory=list)
+    processed_label: NonEmpty | None = "processed"
+    # Absent = inherit the top-level set; {} = never classify this mailbox.
+    classification_labels: dict[NonEmpty, NonEmpty] = Field(default_factory=dict)
+    signatures: dict[NonEmpty, RawSignature] = Field(default_factory=dict)
+    default_signature: NonEmpty | None = None
+    aliases: list[RawAlias] = Field(default_factory=list)
+    smtp_port: SmtpPort | None = None
+
+    @property
+    def limits_recipients(self) -> bool:
+        return "allowed_recipients" in self.model_fields_set
+
+    @property
+    def own_classifications(self) -> bool:
+        return "classification_labels" in self.model_fields_set
+
+
+class RawConfig(BaseModel):
+    model_config = _STRICT
+
+    accounts: Annotated[list[RawAccount], Field(min_length=1)]
+    classification_labels: dict[NonEmpty, NonEmpty] = Field(default_factory=dict)
+    smtp_port: SmtpPort | None = None
+    download_dir: NonEmpty | None = None
+    attachment_dirs: list[NonEmpty] = Field(default_factory=list)
+    quote_locale: Literal["cs", "en"] = "cs"
+    passwords_file: NonEmpty | None = None
+    watch_hours: str | None = None
+    watch_interval: str | None = None

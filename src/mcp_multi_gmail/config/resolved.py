@@ -1,0 +1,64 @@
+"""The configuration as the rest of the server sees it: resolved, absolute, immutable."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    text: str | None  # always filled after loading (derived from the HTML when only that was given)
+    html: str | None  # None for a text-only signature
+
+
+@dataclass(frozen=True)
+class Alias:
+    address: str
+    name: str | None
+    purpose: str | None
+    default_signature: str | None
+
+
+@dataclass(frozen=True)
+class Account:
+    name: str
+    address: str
+    password: str = field(repr=False)  # never shown: repr/str of an Account must be safe to log
+    shared: bool
+    work_scope: Literal["everything", "inbox"]
+    unread_only: bool
+    can_send: bool
+    watch: bool
+    assignment_labels: tuple[str, ...]
+    my_label: str | None
+    allowed_recipients: tuple[str, ...] | None  # None = no limit, () = nobody
+    processed_label: str | None  # None = this mailbox is never labelled
+    # Dict fields take part in equality (reload compares accounts) but not in the hash.
+    classification_labels: dict[str, str] = field(hash=False)
+    signatures: dict[str, Signature] = field(hash=False)
+    default_signature: str | None
+    aliases: tuple[Alias, ...]
+    smtp_port: int | None  # None = probe 465, then 587
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    accounts: tuple[Account, ...]
+    download_dir: Path
+    attachment_dirs: tuple[Path, ...]
+    quote_locale: Literal["cs", "en"]
+    passwords_file: Path | None
+    watch_hours: tuple[int, int] | None
+    watch_interval_ms: int | None
+    secret_files: tuple[Path, ...]  # files holding app passwords (for the git warning)
+    warnings: tuple[str, ...]  # Czech, without the "POZOR: " prefix the CLI adds
+
+    def account(self, name: str) -> Account | None:
+        return next((a for a in self.accounts if a.name == name), None)
+
+    def names(self) -> list[str]:
+        return [a.name for a in self.accounts]

@@ -1,0 +1,40 @@
+"""Typed tool errors: every refusal or failure a tool reports carries one of these codes."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+ErrorCode = Literal[
+    "auth_failed",
+    "account_unknown",
+    "provider_unsupported",
+    "query_too_broad",
+    "not_found",
+    "invalid_input",
+    "send_forbidden",
+    "label_forbidden",
+    "duplicate_send",
+    "upstream_error",
+    "config_invalid",
+]
+
+
+class MailError(Exception):
+    """An error a tool reports as a structured result: `{"error": {code, message, retryable}}`."""
+
+    def __init__(self, code: ErrorCode, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.code: ErrorCode = code
+        self.message = message
+        self.retryable = retryable
+
+    def as_dict(self) -> dict[str, object]:
+        return {"code": self.code, "message": self.message, "retryable": self.retryable}
+
+
+def invalid_input(message: str) -> MailError:
+    return MailError("invalid_input", message)
+
+
+def not_found(message: str) -> MailError:
+    return MailError("not_found", message)

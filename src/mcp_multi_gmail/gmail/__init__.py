@@ -1,0 +1,1 @@
+"""Protocol layer: the only place that talks IMAP (imapclient) and SMTP (aiosmtplib)."""

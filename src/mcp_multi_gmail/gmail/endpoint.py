@@ -1,0 +1,78 @@
+"""Where Gmail is: always imap.gmail.com / smtp.gmail.com, except a loopback test override."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+ENDPOINT_ENV = "MG_GMAIL_ENDPOINT"
+CA_FILE_ENV = "MG_GMAIL_CA_FILE"
+
+_ENDPOINT_RE = re.compile(r"^(\[[^\]]+\]|[^:\[\]]+):(\d{1,5}):(\d{1,5}):(\d{1,5})$")
+
+# Gmail's well-known ports; the override keeps their meaning (465 implicit TLS, 587 STARTTLS).
+SMTPS = 465
+SUBMISSION = 587
+
+
+class EndpointError(Exception):
+    """The test override is malformed or points away from this machine (Czech message)."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    imap_host: str
+    imap_port: int
+    smtp_host: str
+    smtp_ports: Mapping[int, int]  # Gmail port (465/587) -> port actually dialled
+    ca_file: Path | None
+    overridden: bool
+
+    def smtp_port(self, gmail_port: int) -> int:
+        return self.smtp_ports[gmail_port]
+
+    def tls_context(self) -> ssl.SSLContext:
+        # Verification is never switched off; a test CA is only ever added.
+        context = ssl.create_default_context()
+        if self.ca_file is not None:
+            context.load_verify_locations(cafile=str(self.ca_file))
+        return context
+
+
+GMAIL = Endpoint("imap.gmail.com", 993, "smtp.gmail.com", {SMTPS: SMTPS, SUBMISSION: SUBMISSION}, None, False)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def resolve_endpoint(environ: Mapping[str, str]) -> Endpoint:
+    """Gmail itself, or the loopback emulator named by MG_GMAIL_ENDPOINT=host:imap:smtps:submission."""
+    raw = environ.get(ENDPOINT_ENV, "").strip()
+    ca_raw = environ.get(CA_FILE_ENV, "").strip()
+    if not raw:
+        return GMAIL
+    match = _ENDPOINT_RE.match(raw)
+    if match is None:
+        raise EndpointError(
+            f"{ENDPOINT_ENV} má tvar host:imap_port:smtps_port:submission_port, například 127.0.0.1:1993:1465:1587."
+        )
+    host = match.group(1).strip("[]")
+    if not _is_loopback(host):
+        raise EndpointError(
+            f"{ENDPOINT_ENV} smí ukazovat jen na tento počítač (127.0.0.1, localhost nebo ::1), ne na {host}."
+        )
+    imap_port, smtps_port, submission_port = (int(p) for p in match.groups()[1:])
+    ca_file = Path(ca_raw).resolve() if ca_raw else None
+    if ca_file is not None and not ca_file.is_file():
+        raise EndpointError(f"{CA_FILE_ENV} ukazuje na {ca_file}, který neexistuje.")
+    return Endpoint(host, imap_port, host, {SMTPS: smtps_port, SUBMISSION: submission_port}, ca_file, True)

@@ -1,0 +1,324 @@
+"""One IMAP session per call: connect with implicit TLS, log in, resolve special-use folders, log out.
+
+imapclient is synchronous and not thread-safe, so each session lives in exactly one worker
+thread and is never shared; `run_session` is the async doorway the service layer uses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import ssl
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import anyio
+from imapclient import IMAPClient
+from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
+from imapclient.imap_utf7 import decode as decode_utf7
+from imapclient.imapclient import SocketTimeout
+
+from ..errors import MailError
+from .endpoint import Endpoint
+from .parse import EnvelopeInfo, Part, envelope_info, parts
+
+T = TypeVar("T")
+
+# Connect quickly (a blocked port stays silent), but let big fetches take their time.
+CONNECT_TIMEOUT_S = 30.0
+READ_TIMEOUT_S = 120.0
+
+ALL_MAIL = "\\All"
+DRAFTS = "\\Drafts"
+SENT = "\\Sent"
+TRASH = "\\Trash"
+_SPECIAL_USE = {"\\All", "\\Archive", "\\Drafts", "\\Flagged", "\\Important", "\\Junk", "\\Sent", "\\Trash"}
+_FOLDER_WORDS = {ALL_MAIL: "all-mail", DRAFTS: "drafts", SENT: "sent", TRASH: "trash"}
+
+# imapclient would otherwise log protocol lines; stdout is the MCP channel and stays silent anyway.
+logging.getLogger("imapclient").setLevel(logging.WARNING)
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _gmail_reason(error: Exception) -> str:
+    """Gmail's own response text, without imapclient's "login failed:" wrapping."""
+    text = _text(error.args[0] if error.args else error)
+    for prefix in ("login failed: ", "LOGIN command error: "):
+        if text.lower().startswith(prefix.lower()):
+            text = text[len(prefix) :]
+    if text.startswith(("b'", 'b"')) and text.endswith(("'", '"')):
+        text = text[2:-1]
+    return text.strip()
+
+
+def network_error(account: str, error: BaseException) -> MailError:
+    reason = _text(error) or type(error).__name__
+    return MailError(
+        "upstream_error",
+        f'Mailbox "{account}": the connection to Gmail failed ({reason}). Try again in a moment.',
+        retryable=True,
+    )
+
+
+AUTH_HEADER = "BODY.PEEK[HEADER.FIELDS (AUTHENTICATION-RESULTS)]"
+_AUTH_KEY = b"BODY[HEADER.FIELDS (AUTHENTICATION-RESULTS)]"
+
+
+@dataclass
+class Fetched:
+    """What one FETCH told us about one message (fields not asked for stay None)."""
+
+    uid: int
+    thread_id: int | None = None
+    gmail_msgid: int | None = None
+    internaldate: datetime | None = None
+    labels: tuple[str, ...] | None = None
+    flags: tuple[str, ...] | None = None
+    size: int | None = None
+    envelope: EnvelopeInfo | None = None
+    parts: list[Part] | None = None
+    auth_header: bytes | None = None
+
+
+def _label(raw: object) -> str:
+    if isinstance(raw, bytes):
+        return str(decode_utf7(raw))
+    return str(raw)
+
+
+def _aware(value: object) -> datetime | None:
+    if not isinstance(value, datetime):
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
+    item = Fetched(uid=uid)
+    if b"X-GM-THRID" in data:
+        item.thread_id = int(data[b"X-GM-THRID"])
+    if b"X-GM-MSGID" in data:
+        item.gmail_msgid = int(data[b"X-GM-MSGID"])
+    if b"INTERNALDATE" in data:
+        item.internaldate = _aware(data[b"INTERNALDATE"])
+    if b"X-GM-LABELS" in data:
+        item.labels = tuple(_label(x) for x in data[b"X-GM-LABELS"] or ())
+    if b"FLAGS" in data:
+        item.flags = tuple(_text(x) for x in data[b"FLAGS"] or ())
+    if b"RFC822.SIZE" in data:
+        item.size = int(data[b"RFC822.SIZE"])
+    if b"ENVELOPE" in data:
+        item.envelope = envelope_info(data[b"ENVELOPE"])
+    if b"BODYSTRUCTURE" in data:
+        item.parts = parts(data[b"BODYSTRUCTURE"])
+    if _AUTH_KEY in data:
+        item.auth_header = bytes(data[_AUTH_KEY] or b"")
+    return item
+
+
+class ImapSession:
+    """A logged-in IMAP connection for one mailbox and one tool call."""
+
+    def __init__(self, client: IMAPClient, account: str) -> None:
+        self.client = client
+        self.account = account
+        self._listing: list[tuple[str, str | None, bool]] | None = None
+        self._selected: tuple[str, bool] | None = None
+
+    def all_folders(self) -> list[tuple[str, str | None, bool]]:
+        """(path, special-use flag or None, selectable) for every folder, from one LIST per session."""
+        if self._listing is None:
+            listing: list[tuple[str, str | None, bool]] = []
+            for flags, _delimiter, name in self.client.list_folders():
+                names = [_text(flag) for flag in flags]
+                special = next((f for f in names if f in _SPECIAL_USE), None)
+                selectable = not any(f.lower() in ("\\noselect", "\\nonexistent") for f in names)
+                listing.append((_text(name), special, selectable))
+            self._listing = listing
+        return self._listing
+
+    def special_folders(self) -> dict[str, str]:
+        """Special-use flag -> folder path (names are localised, flags are not)."""
+        found: dict[str, str] = {}
+        for name, special, _selectable in self.all_folders():
+            if special is not None and special not in found:
+                found[special] = name
+        return found
+
+    def folder(self, special: str) -> str:
+        path = self.special_folders().get(special)
+        if path is None:
+            word = _FOLDER_WORDS.get(special, special)
+            raise MailError(
+                "provider_unsupported",
+                f'Mailbox "{self.account}" does not report a {word} folder, which Gmail and Google '
+                "Workspace always do. Check that IMAP is enabled and that the folder is shown in IMAP "
+                "(Gmail settings, Labels, Show in IMAP).",
+            )
+        return path
+
+    def open(self, special: str, *, writable: bool = False) -> str:
+        """EXAMINE (read-only, never sets \\Seen) or SELECT a special folder found by its flag."""
+        path = self.folder(special)
+        if self._selected != (path, writable):
+            self.client.select_folder(path, readonly=not writable)
+            self._selected = (path, writable)
+        return path
+
+    # ------------------------------------------------------------------ reading
+
+    def search_raw(self, query: str) -> list[int]:
+        """UID SEARCH X-GM-RAW: Gmail's own search syntax, non-ASCII sent as a UTF-8 literal."""
+        return sorted(int(u) for u in self.client.gmail_search(query))
+
+    def search(self, criteria: list[Any]) -> list[int]:
+        """UID SEARCH with standard keys; non-ASCII values (a label like "čeká") go as UTF-8 literals."""
+        wide = any(isinstance(item, str) and not item.isascii() for item in criteria)
+        return sorted(int(u) for u in self.client.search(criteria, charset="UTF-8" if wide else None))
+
+    def fetch(self, uids: list[int], items: list[str]) -> dict[int, Fetched]:
+        """One UID FETCH for the whole set, however many messages it holds."""
+        if not uids:
+            return {}
+        answer = self.client.fetch(uids, items)
+        return {int(uid): _fetched(int(uid), data) for uid, data in answer.items()}
+
+    def find_message_ids(self, bare_ids: list[str]) -> dict[str, list[int]]:
+        """UIDs per Message-ID for many ids in two commands: one X-GM-RAW OR-group, one FETCH."""
+        if not bare_ids:
+            return {}
+        terms = " ".join(f'rfc822msgid:"{bare}"' for bare in bare_ids)
+        uids = self.search_raw(f"{{{terms}}}" if len(bare_ids) > 1 else terms)
+        found: dict[str, list[int]] = {}
+        for uid, item in self.fetch(uids, ["ENVELOPE", "X-GM-LABELS", "FLAGS"]).items():
+            key = item.envelope.message_id if item.envelope else None
+            if key is not None:
+                found.setdefault(key, []).append(uid)
+        return found
+
+    # ------------------------------------------------------------------ writing
+
+    def create_label(self, name: str) -> bool:
+        """CREATE a label; False when Gmail says it exists already ([ALREADYEXISTS] is success)."""
+        try:
+            self.client.create_folder(name)
+        except IMAPClientAbortError:
+            raise
+        except IMAPClientError as error:
+            if "ALREADYEXISTS" in _gmail_reason(error).upper():
+                return False
+            raise
+        self._listing = None
+        return True
+
+    def change_labels(self, uids: list[int], labels: list[str], *, add: bool) -> bool:
+        """UID STORE ±X-GM-LABELS.SILENT; False when Gmail refuses (the caller reads back anyway)."""
+        if not uids:
+            return True
+        try:
+            if add:
+                self.client.add_gmail_labels(uids, labels, silent=True)
+            else:
+                self.client.remove_gmail_labels(uids, labels, silent=True)
+        except IMAPClientAbortError:
+            raise
+        except IMAPClientError:
+            return False
+        return True
+
+    def change_flags(self, uids: list[int], flags: list[str], *, add: bool) -> bool:
+        if not uids or not flags:
+            return True
+        try:
+            if add:
+                self.client.add_flags(uids, flags, silent=True)
+            else:
+                self.client.remove_flags(uids, flags, silent=True)
+        except IMAPClientAbortError:
+            raise
+        except IMAPClientError:
+            return False
+        return True
+
+    def fetch_part(self, uid: int, part_id: str) -> bytes | None:
+        """The raw bytes of one body part (BODY.PEEK: reading never sets \\Seen)."""
+        answer = self.client.fetch([uid], [f"BODY.PEEK[{part_id}]"])
+        data = answer.get(uid)
+        if not data:
+            return None
+        value = data.get(f"BODY[{part_id}]".encode())
+        return bytes(value) if value is not None else None
+
+
+def _connect(endpoint: Endpoint) -> IMAPClient:
+    client = IMAPClient(
+        endpoint.imap_host,
+        port=endpoint.imap_port,
+        ssl=True,
+        ssl_context=endpoint.tls_context(),
+        timeout=SocketTimeout(connect=CONNECT_TIMEOUT_S, read=READ_TIMEOUT_S),
+    )
+    client.normalise_times = False  # keep INTERNALDATE's own offset; we convert to UTC ourselves
+    return client
+
+
+@contextmanager
+def open_session(account: str, address: str, password: str, endpoint: Endpoint) -> Iterator[ImapSession]:
+    """Connect and log in; always log out (or drop the socket) afterwards."""
+    try:
+        client = _connect(endpoint)
+    except (OSError, ssl.SSLError, IMAPClientError) as error:
+        raise network_error(account, error) from None
+    try:
+        try:
+            client.login(address, password)
+        except LoginError as error:
+            raise MailError("auth_failed", f'Mailbox "{account}": {_gmail_reason(error)}') from None
+        # Cache the capabilities Gmail sent with the login answer now: EXAMINE flushes imaplib's
+        # untagged responses, and a later check would cost an extra CAPABILITY round trip.
+        client.capabilities()
+        yield ImapSession(client, account)
+    except MailError:
+        raise
+    except IMAPClientAbortError as error:
+        raise network_error(account, error) from None
+    except (TimeoutError, OSError, ssl.SSLError) as error:
+        raise network_error(account, error) from None
+    except IMAPClientError as error:
+        raise MailError(
+            "upstream_error", f'Mailbox "{account}": Gmail answered: {_gmail_reason(error)}'
+        ) from None
+    finally:
+        _close(client)
+
+
+def _close(client: IMAPClient) -> None:
+    try:
+        client.logout()
+    except Exception:
+        with contextlib.suppress(Exception):
+            client.shutdown()
+
+
+async def run_session(
+    account: str, address: str, password: str, endpoint: Endpoint, work: Callable[[ImapSession], T]
+) -> T:
+    """Run `work` inside one IMAP session on a worker thread of its own."""
+
+    def in_thread() -> T:
+        with open_session(account, address, password, endpoint) as session:
+            return work(session)
+
+    return await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
+
+
+def verify_login(account: str, address: str, password: str, endpoint: Endpoint) -> None:
+    with open_session(account, address, password, endpoint):
+        pass

@@ -1,0 +1,1 @@
+"""Service layer: the mail algorithms, written against the protocol layer's session interface."""

@@ -1,0 +1,132 @@
+"""mg_list_accounts and mg_reload_config: the configuration as the assistant may see it."""
+
+from __future__ import annotations
+
+import asyncio
+
+from ..config import Account, Config, ConfigError, load_config
+from ..errors import MailError
+from ..gmail import imap, smtp
+from ..runtime import Runtime
+from .results import (
+    AccountFailure,
+    AccountInfo,
+    AliasInfo,
+    ListAccountsResult,
+    ReloadResult,
+    SmtpPort,
+)
+
+
+def describe(account: Account) -> AccountInfo:
+    """Everything about a mailbox except its password."""
+    return AccountInfo(
+        account=account.name,
+        address=account.address,
+        shared=account.shared,
+        work_scope=account.work_scope,
+        unread_only=account.unread_only,
+        assignment_labels=list(account.assignment_labels),
+        my_label=account.my_label,
+        can_send=account.can_send,
+        allowed_recipients=None if account.allowed_recipients is None else list(account.allowed_recipients),
+        processed_label=account.processed_label,
+        classification_labels=dict(account.classification_labels),
+        signatures=list(account.signatures),
+        default_signature=account.default_signature,
+        aliases=[
+            AliasInfo(
+                address=a.address, name=a.name, purpose=a.purpose, default_signature=a.default_signature
+            )
+            for a in account.aliases
+        ],
+        watch=account.watch,
+    )
+
+
+def _hours(config: Config) -> str | None:
+    if config.watch_hours is None:
+        return None
+    start, end = config.watch_hours
+    return f"{start}-{end}"
+
+
+async def _verify_imap(runtime: Runtime, account: Account) -> AccountFailure | None:
+    try:
+        await imap.run_session(
+            account.name, account.address, account.password, runtime.endpoint, lambda _session: None
+        )
+    except MailError as error:
+        return AccountFailure(account=account.name, code=error.code, message=error.message, check="imap")
+    return None
+
+
+async def _verify_smtp(runtime: Runtime, account: Account) -> SmtpPort | AccountFailure:
+    try:
+        port = await smtp.choose_port(
+            account.name,
+            account.address,
+            account.password,
+            runtime.endpoint,
+            smtp.probe_order(account.smtp_port, None),
+        )
+    except MailError as error:
+        return AccountFailure(account=account.name, code=error.code, message=error.message, check="smtp")
+    runtime.smtp_ports[account.name] = port
+    return SmtpPort(account=account.name, port=port)
+
+
+async def list_accounts(runtime: Runtime, verify: bool) -> ListAccountsResult:
+    config = runtime.config
+    result = ListAccountsResult(
+        accounts=[describe(a) for a in config.accounts],
+        watch_hours=_hours(config),
+        watch_interval_minutes=None if config.watch_interval_ms is None else config.watch_interval_ms / 60000,
+        verified=verify,
+        smtp=[],
+        failures=[],
+    )
+    if not verify:
+        return result
+    # Every login check runs at once: the slowest mailbox sets the pace, not the sum.
+    imap_checks = [_verify_imap(runtime, a) for a in config.accounts]
+    smtp_checks = [_verify_smtp(runtime, a) for a in config.accounts if a.can_send]
+    outcomes = await asyncio.gather(*imap_checks, *smtp_checks)
+    for outcome in outcomes:
+        if isinstance(outcome, AccountFailure):
+            result.failures.append(outcome)
+        elif isinstance(outcome, SmtpPort):
+            result.smtp.append(outcome)
+    return result
+
+
+def reload_config(runtime: Runtime) -> ReloadResult:
+    old = runtime.config
+    try:
+        new = load_config(old.path, layout=runtime.layout, environ=runtime.environ)
+    except ConfigError as error:
+        raise MailError(
+            "config_invalid", f"{error.message}\nNothing changed, the previous settings stay."
+        ) from None
+    before = {a.name: a for a in old.accounts}
+    after = {a.name: a for a in new.accounts}
+    runtime.config = new
+    return ReloadResult(
+        reloaded=True,
+        accounts=list(after),
+        accounts_added=[n for n in after if n not in before],
+        accounts_removed=[n for n in before if n not in after],
+        accounts_changed=[n for n in after if n in before and after[n] != before[n]],
+        attachments_or_quotes_changed=(
+            old.download_dir != new.download_dir
+            or old.attachment_dirs != new.attachment_dirs
+            or old.quote_locale != new.quote_locale
+        ),
+        watch_settings_changed=(old.watch_hours, old.watch_interval_ms)
+        != (new.watch_hours, new.watch_interval_ms),
+        warnings=list(new.warnings),
+        next=(
+            "Check the change with mg_list_accounts (verify: true after a new app password), "
+            "then restart the --wait watcher."
+        ),
+    )

@@ -1,0 +1,98 @@
+"""Checks on tool arguments before anything reaches an IMAP command (bad input changes nothing)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+
+from ..errors import invalid_input
+from ..gmail.parse import bare_id
+
+# Characters that would end or split an IMAP command line, whatever quoting is used.
+_LINE_BREAKERS = re.compile(r"[\x00\r\n]")
+MAX_PAGE_OFFSET = 1_000_000
+
+
+def no_line_breaks(what: str, value: str) -> str:
+    if _LINE_BREAKERS.search(value):
+        raise invalid_input(
+            f"The {what} contains a line break or NUL character, which no mail command accepts."
+        )
+    return value
+
+
+def search_query(query: str) -> str:
+    text = query.strip()
+    if not text:
+        raise invalid_input(
+            "The search query is empty. Give a Gmail search, for example from:someone newer_than:7d."
+        )
+    return no_line_breaks("search query", text)
+
+
+def page_offset(token: str | None) -> int:
+    """Page tokens are offsets this server issued; anything else is refused, not guessed at."""
+    if token is None or token.strip() == "":
+        return 0
+    text = token.strip()
+    if not text.isascii() or not text.isdigit() or int(text) > MAX_PAGE_OFFSET:
+        raise invalid_input(
+            f'"{token[:40]}" is not a page token this server issued. Call again without page_token.'
+        )
+    return int(text)
+
+
+def message_id(value: str) -> str:
+    """A Message-ID without angle brackets, safe to put inside an X-GM-RAW quoted phrase."""
+    no_line_breaks("Message-ID", value)
+    bare = bare_id(value)
+    if not bare:
+        raise invalid_input("An empty Message-ID cannot be looked up.")
+    if '"' in bare or "\\" in bare or any(ch.isspace() for ch in bare):
+        raise invalid_input(f"<{bare[:200]}> is not a Message-ID: it contains a quote, backslash or space.")
+    return bare
+
+
+def thread_id(value: str) -> int:
+    text = value.strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 20 or int(text) >= 2**64:
+        raise invalid_input(
+            f'"{value[:40]}" is not a Gmail thread id. Thread ids are decimal numbers from mg_search_threads '
+            "or mg_next_pass."
+        )
+    return int(text)
+
+
+def attachment_id(value: str) -> str:
+    text = value.strip()
+    if not re.fullmatch(r"[1-9][0-9]{0,3}(\.[1-9][0-9]{0,3}){0,9}", text):
+        raise invalid_input(
+            f'"{value[:40]}" is not an attachment id. Attachment ids are part numbers such as "2" or "1.2" '
+            "listed by mg_get_message."
+        )
+    return text
+
+
+def since(value: str) -> datetime:
+    """The pass boundary: a date is that calendar day (UTC midnight); a timestamp without an
+    offset is read as UTC; one with an offset is converted to UTC."""
+    text = value.strip()
+    bad = invalid_input(
+        f'"{value[:60]}" is not a date this server can read. Give the boundary as YYYY-MM-DD, for example '
+        '"2026-09-01", or as a full timestamp such as "2026-09-01T07:30:00Z".'
+    )
+    if not text or len(text) > 40 or not text.isascii():
+        raise bad
+    try:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            return datetime.combine(date.fromisoformat(text), datetime.min.time(), UTC)
+        if not re.fullmatch(
+            r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?", text
+        ):
+            raise bad
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise bad from None
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)

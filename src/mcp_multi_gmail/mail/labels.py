@@ -1,0 +1,307 @@
+"""Labelling: the processed label on messages, a classification on threads, flags on a message.
+
+Every change is read back by FETCH (never by search: the index lags), reported per message,
+and idempotent, so an interrupted batch can simply be repeated. Permission decisions are the
+policy module's; this module only carries them out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from .. import policy
+from ..config import Account
+from ..errors import invalid_input, not_found
+from ..gmail.imap import ALL_MAIL, Fetched, ImapSession
+from ..runtime import Runtime
+from . import inputs
+from .read import find_message, in_session
+from .results import FlagsResult, LabelChange, LabelOutcome, ThreadLabelChange
+from .summary import carries
+from .window import scan_window
+
+MAX_IDS = 500
+
+
+def _has(item: Fetched | None, label: str) -> bool | None:
+    if item is None or item.labels is None:
+        return None
+    return carries(item.labels, label)
+
+
+def ensure_label(session: ImapSession, label: str) -> bool:
+    """Create the label when the mailbox does not have it (Gmail may ignore a STORE of an unknown one)."""
+    existing = {name.casefold() for name, _special, _sel in session.all_folders()}
+    if label.casefold() in existing:
+        return False
+    return session.create_label(label)
+
+
+@dataclass
+class _Applied:
+    outcomes: dict[int, LabelOutcome]
+    after: dict[int, Fetched]
+
+
+def apply_label(
+    session: ImapSession,
+    before: dict[int, Fetched],
+    message_ids: dict[int, str | None],
+    label: str,
+    *,
+    add: bool,
+) -> _Applied:
+    """STORE only where the label is not yet in the wanted state, then FETCH every message again."""
+    uids = list(before)
+    todo = [uid for uid in uids if _has(before[uid], label) is not add]
+    accepted = session.change_labels(todo, [label], add=add)
+    after = session.fetch(uids, ["X-GM-LABELS"])
+    verb = "apply" if add else "remove"
+    outcomes: dict[int, LabelOutcome] = {}
+    for uid in uids:
+        now_ok = _has(after.get(uid), label) is add
+        if now_ok and uid not in todo:
+            outcome, detail = "already", None
+        elif now_ok:
+            outcome, detail = "changed", None
+        elif accepted:
+            outcome = "failed"
+            detail = (
+                f'Gmail accepted the change but the label "{label}" was '
+                f"{'not ' if add else 'still '}on the message when it was read back. Call again with the same ids."
+            )
+        else:
+            outcome, detail = "failed", f'Gmail refused to {verb} the label "{label}".'
+        outcomes[uid] = LabelOutcome(message_id=message_ids.get(uid), uid=uid, outcome=outcome, detail=detail)
+    return _Applied(outcomes, after)
+
+
+def _unique_ids(message_ids: list[str]) -> tuple[list[str], int]:
+    """Bare ids in first-seen order (duplicates collapse) and the count of empty ones."""
+    if len(message_ids) > MAX_IDS:
+        raise invalid_input(f"At most {MAX_IDS} Message-IDs per call; split the batch.")
+    seen: dict[str, str] = {}
+    empty = 0
+    for raw in message_ids:
+        if not raw.strip().strip("<>").strip():
+            empty += 1
+            continue
+        bare = inputs.message_id(raw)
+        seen.setdefault(bare.casefold(), bare)
+    return list(seen.values()), empty
+
+
+def _label_messages(
+    session: ImapSession,
+    account: Account,
+    ids: list[str],
+    empty: int,
+    label: str,
+    add: bool,
+    since: datetime | None,
+) -> LabelChange:
+    session.open(ALL_MAIL, writable=True)
+    found = session.find_message_ids(ids)
+    by_key = {key.casefold(): uids for key, uids in found.items()}
+    missing = [
+        LabelOutcome(
+            message_id=None, uid=None, outcome="not_found", detail="An empty Message-ID cannot be looked up."
+        )
+        for _ in range(empty)
+    ]
+    chosen: dict[int, str | None] = {}
+    for bare in ids:
+        uids = by_key.get(bare.casefold())
+        if not uids:
+            missing.append(
+                LabelOutcome(
+                    message_id=bare,
+                    uid=None,
+                    outcome="not_found",
+                    detail=f'No message with this Message-ID in mailbox "{account.name}".',
+                )
+            )
+        else:
+            chosen.setdefault(max(uids), bare)  # the newest copy; two ids never share a UID
+    created = ensure_label(session, label) if add and chosen else False
+    before = session.fetch(list(chosen), ["X-GM-LABELS"]) if chosen else {}
+    for uid in chosen:
+        before.setdefault(uid, Fetched(uid=uid))
+    applied = apply_label(session, before, chosen, label, add=add) if chosen else _Applied({}, {})
+    messages = missing + [applied.outcomes[uid] for uid in chosen]
+    ok = sum(1 for m in messages if m.outcome in ("changed", "already"))
+    change = LabelChange(
+        account=account.name,
+        label=label,
+        action="added" if add else "removed",
+        label_created=created,
+        succeeded=ok,
+        failed=len(messages) - ok,
+        messages=messages,
+    )
+    if since is not None:
+        change.window = scan_window(session, account, since).state()
+    return change
+
+
+async def label_messages(
+    runtime: Runtime,
+    account_name: str,
+    message_ids: list[str],
+    label: str,
+    *,
+    add: bool,
+    since: str | None = None,
+) -> LabelChange:
+    account = runtime.account(account_name)
+    wanted = policy.check_message_label(
+        account.name, label, account.processed_label, account.classification_labels
+    )
+    boundary = inputs.since(since) if since is not None else None  # a bad date refuses before any labelling
+    ids, empty = _unique_ids(message_ids)
+    if not ids and not empty:
+        raise invalid_input("No Message-ID was given.")
+    return await in_session(
+        runtime, account, lambda s: _label_messages(s, account, ids, empty, wanted, add, boundary)
+    )
+
+
+# ------------------------------------------------------------------ threads
+
+
+def _classifications(account: Account, items: dict[int, Fetched]) -> list[str]:
+    present = {lb.casefold() for item in items.values() for lb in item.labels or ()}
+    return sorted(name for name in account.classification_labels if name.casefold() in present)
+
+
+def _label_thread(
+    session: ImapSession, account: Account, thread: int, label: str, add: bool
+) -> ThreadLabelChange:
+    session.open(ALL_MAIL, writable=True)
+    uids = session.search(["X-GM-THRID", thread])
+    if not uids:
+        raise not_found(
+            f'No thread {thread} in mailbox "{account.name}". Thread ids come from mg_next_pass or mg_search_threads.'
+        )
+    before = session.fetch(uids, ["ENVELOPE", "X-GM-LABELS"])
+    for uid in uids:
+        before.setdefault(uid, Fetched(uid=uid))
+    ids = {uid: (item.envelope.message_id if item.envelope else None) for uid, item in before.items()}
+    classification_before = _classifications(account, before)
+    created = ensure_label(session, label) if add else False
+    # The new classification goes on first, the old ones come off after: an interruption leaves the
+    # thread double-classified, never unclassified.
+    applied = apply_label(session, before, ids, label, add=add)
+    replaced: list[str] = []
+    after = applied.after
+    if add:
+        others = sorted(
+            {
+                lb
+                for item in before.values()
+                for lb in item.labels or ()
+                if lb.casefold() != label.casefold()
+                and lb.casefold() in {c.casefold() for c in account.classification_labels}
+            }
+        )
+        if others:
+            session.change_labels(uids, others, add=False)
+            after = session.fetch(uids, ["X-GM-LABELS"])
+            still = {lb.casefold() for item in after.values() for lb in item.labels or ()}
+            replaced = sorted({_configured(account, lb) for lb in others if lb.casefold() not in still})
+    messages = [applied.outcomes[uid] for uid in uids]
+    ok = sum(1 for m in messages if m.outcome in ("changed", "already"))
+    return ThreadLabelChange(
+        account=account.name,
+        label=label,
+        action="added" if add else "removed",
+        label_created=created,
+        succeeded=ok,
+        failed=len(messages) - ok,
+        messages=messages,
+        thread_id=str(thread),
+        classification_before=classification_before,
+        classification_after=_classifications(account, after),
+        replaced=replaced,
+    )
+
+
+def _configured(account: Account, label: str) -> str:
+    for name in account.classification_labels:
+        if name.casefold() == label.casefold():
+            return name
+    return label
+
+
+async def label_thread(
+    runtime: Runtime, account_name: str, thread_id: str, label: str, *, add: bool
+) -> ThreadLabelChange:
+    account = runtime.account(account_name)
+    wanted = policy.check_thread_label(
+        account.name, label, account.processed_label, account.classification_labels
+    )
+    thread = inputs.thread_id(thread_id)
+    return await in_session(runtime, account, lambda s: _label_thread(s, account, thread, wanted, add))
+
+
+# ------------------------------------------------------------------ flags
+
+
+def _set_flags(session: ImapSession, account: Account, bare: str, wanted: dict[str, bool]) -> FlagsResult:
+    session.open(ALL_MAIL, writable=True)
+    uid, _copies = find_message(session, account, bare)
+    before = session.fetch([uid], ["FLAGS"]).get(uid)
+    if before is None:
+        raise not_found(
+            f'The message <{bare}> disappeared from mailbox "{account.name}" while being changed.'
+        )
+    flags_before = list(before.flags or ())
+    add = [
+        policy.imap_flag(n)
+        for n, on in wanted.items()
+        if on and not carries(flags_before, policy.imap_flag(n))
+    ]
+    remove = [
+        policy.imap_flag(n)
+        for n, on in wanted.items()
+        if not on and carries(flags_before, policy.imap_flag(n))
+    ]
+    accepted = session.change_flags([uid], add, add=True) and session.change_flags([uid], remove, add=False)
+    after = session.fetch([uid], ["FLAGS"]).get(uid)
+    flags_after = list(after.flags or ()) if after else []
+    missed = [n for n, on in wanted.items() if carries(flags_after, policy.imap_flag(n)) is not on]
+    if missed:
+        what = "refused the flag change" if not accepted else "accepted the flag change but did not apply it"
+        from ..errors import MailError
+
+        raise MailError(
+            "upstream_error",
+            f"Gmail {what} for {', '.join(missed)} on <{bare}>. Flags now: {', '.join(sorted(flags_after)) or 'none'}.",
+            retryable=True,
+        )
+    changed_names = {policy.imap_flag(n).casefold(): n for n in wanted}
+    changed = sorted(changed_names[f.casefold()] for f in add + remove)
+    return FlagsResult(
+        account=account.name,
+        message_id=bare,
+        uid=uid,
+        flags_before=sorted(flags_before),
+        flags_after=sorted(flags_after),
+        changed=changed,
+        already_set=sorted(n for n in wanted if n not in changed),
+    )
+
+
+async def set_flags(
+    runtime: Runtime,
+    account_name: str,
+    message_id: str,
+    seen: bool | None,
+    flagged: bool | None,
+    answered: bool | None,
+) -> FlagsResult:
+    account = runtime.account(account_name)
+    wanted = policy.check_flags(seen, flagged, answered)
+    bare = inputs.message_id(message_id)
+    return await in_session(runtime, account, lambda s: _set_flags(s, account, bare, wanted))

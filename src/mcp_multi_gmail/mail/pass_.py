@@ -1,0 +1,219 @@
+"""mg_next_pass: the threads with unprocessed work since a boundary (digest §3).
+
+One search, one FETCH for every match, then for the page's threads one OR-tree SEARCH and one
+FETCH: the command count does not grow with the number of threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from ..config import Account
+from ..errors import MailError
+from ..gmail.imap import Fetched, ImapSession
+from ..runtime import Runtime
+from . import inputs
+from .read import in_session
+from .results import PassMessage, PassResult, PassThread, PendingOutgoing, SearchFailure
+from .summary import iso
+from .window import ThreadWork, Window, scan_window
+
+_LATEST = datetime.max.replace(tzinfo=UTC)
+THREAD_FACT_ITEMS = ["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS"]
+
+
+def or_tree(thread_ids: list[int]) -> list[Any]:
+    """X-GM-THRID a OR-ed with b ... as a balanced prefix tree (shallow even for 100 threads)."""
+    if len(thread_ids) == 1:
+        return ["X-GM-THRID", thread_ids[0]]
+    middle = len(thread_ids) // 2
+    return ["OR", or_tree(thread_ids[:middle]), or_tree(thread_ids[middle:])]
+
+
+def _thread_members(session: ImapSession, threads: list[ThreadWork]) -> dict[int, list[Fetched]]:
+    if not threads:
+        return {}
+    uids = session.search(or_tree([t.thread_id for t in threads]))
+    members: dict[int, list[Fetched]] = {}
+    for item in session.fetch(uids, THREAD_FACT_ITEMS).values():
+        if item.thread_id is not None:
+            members.setdefault(item.thread_id, []).append(item)
+    return members
+
+
+def _key(label: str) -> str:
+    return label.casefold()
+
+
+def _classification(account: Account, labels: set[str]) -> list[str]:
+    present = {_key(lb) for lb in labels}
+    return sorted(name for name in account.classification_labels if _key(name) in present)
+
+
+def _user_labels(account: Account, labels: set[str]) -> list[str]:
+    hidden = {_key(name) for name in account.classification_labels}
+    if account.processed_label is not None:
+        hidden.add(_key(account.processed_label))
+    kept: dict[str, str] = {}
+    for label in sorted(labels):
+        if label.startswith("\\") or _key(label) in hidden:
+            continue  # system labels, categories, our own labels
+        kept.setdefault(_key(label), label)
+    return sorted(kept.values(), key=str.casefold)
+
+
+def _assigned(account: Account, labels: set[str]) -> str | None:
+    if not account.assignment_labels:
+        return None  # the question is not asked in this mailbox
+    present = {_key(lb) for lb in labels}
+    if account.my_label is not None and _key(account.my_label) in present:
+        return "mine"  # the user's own label wins when a thread carries two people's
+    if any(_key(name) in present for name in account.assignment_labels):
+        return "other"
+    return "none"  # labels outside the list never make a thread someone else's
+
+
+def _pass_message(window: Window, item: Fetched) -> PassMessage:
+    envelope = item.envelope
+    state = window.states.get(item.uid, "received")
+    return PassMessage(
+        account=window.account.name,
+        message_id=envelope.message_id if envelope else None,
+        from_=envelope.from_ if envelope else None,
+        to=list(envelope.to) if envelope else [],
+        cc=list(envelope.cc) if envelope else [],
+        received_at=iso(item.internaldate),
+        state="sent" if state == "sent" else "received",
+        in_inbox=any(lb.lstrip("\\").casefold() == "inbox" for lb in item.labels or ()),
+    )
+
+
+def _pending(window: Window, item: Fetched) -> PendingOutgoing:
+    envelope = item.envelope
+    state = window.states.get(item.uid)
+    due = (
+        (envelope.date if envelope and envelope.date else item.internaldate) if state == "scheduled" else None
+    )
+    return PendingOutgoing(
+        message_id=envelope.message_id if envelope else None,
+        to=list(envelope.to) if envelope else [],
+        subject=envelope.subject if envelope else None,
+        state="scheduled" if state == "scheduled" else "draft",
+        goes_out_at=iso(due),
+    )
+
+
+def _describe(window: Window, thread: ThreadWork, members: list[Fetched] | None) -> PassThread:
+    account = window.account
+    own = [*thread.work, *thread.outgoing]
+    labels = {lb for m in members or () for lb in m.labels or ()}
+    if not labels:
+        labels = {lb for m in own for lb in m.labels or ()}
+    oldest = min(members, key=lambda m: (m.internaldate or _LATEST, m.uid)) if members else None
+    subject = oldest.envelope.subject if oldest and oldest.envelope else None
+    if subject is None and thread.work and thread.work[0].envelope:
+        subject = thread.work[0].envelope.subject
+    unprocessed = sorted([*thread.work, *thread.outside], key=lambda m: (iso(m.internaldate) or "", m.uid))
+    return PassThread(
+        account=account.name,
+        thread_id=str(thread.thread_id),
+        subject=subject,
+        # Never the number in hand: null says "read the thread", a number says "this is all of it".
+        message_count=len(members) if members else None,
+        last_received_at=iso(thread.newest_work),
+        classification=_classification(account, labels),
+        user_labels=_user_labels(account, labels),
+        assigned=_assigned(account, labels),
+        unprocessed=[_pass_message(window, m) for m in unprocessed],
+        pending_outgoing=[_pending(window, m) for m in thread.outgoing],
+    )
+
+
+@dataclass
+class MailboxPass:
+    window: Window
+    threads: list[PassThread]
+    total: int
+
+
+def pass_mailbox(
+    session: ImapSession, account: Account, since: datetime, offset: int, limit: int
+) -> MailboxPass:
+    window = scan_window(session, account, since)
+    busy = window.work_threads()
+    page = busy[offset : offset + limit]
+    members = _thread_members(session, page)
+    return MailboxPass(window, [_describe(window, t, members.get(t.thread_id)) for t in page], len(busy))
+
+
+async def next_pass(
+    runtime: Runtime, account_name: str, since_text: str, max_threads: int, page_token: str | None
+) -> PassResult:
+    since = inputs.since(since_text)
+    offset = inputs.page_offset(page_token)
+    accounts = runtime.accounts_for(account_name)
+    if account_name != "all":
+        [account] = accounts
+        one = await in_session(
+            runtime, account, lambda s: pass_mailbox(s, account, since, offset, max_threads)
+        )
+        return _result(since, [one], [], offset, max_threads, [account.name], sliced=True)
+
+    async def each(account: Account) -> MailboxPass:
+        return await in_session(
+            runtime, account, lambda s: pass_mailbox(s, account, since, 0, offset + max_threads)
+        )
+
+    outcomes = await asyncio.gather(*(each(a) for a in accounts), return_exceptions=True)
+    done: list[MailboxPass] = []
+    failures: list[SearchFailure] = []
+    searched: list[str] = []
+    for account, outcome in zip(accounts, outcomes, strict=True):
+        if isinstance(outcome, MailboxPass):
+            done.append(outcome)
+            searched.append(account.name)
+        elif isinstance(outcome, MailError):
+            failures.append(SearchFailure(account=account.name, code=outcome.code, message=outcome.message))
+        else:
+            failures.append(SearchFailure(account=account.name, code="upstream_error", message=str(outcome)))
+    return _result(since, done, failures, offset, max_threads, searched, sliced=False)
+
+
+def _result(
+    since: datetime,
+    done: list[MailboxPass],
+    failures: list[SearchFailure],
+    offset: int,
+    limit: int,
+    searched: list[str],
+    *,
+    sliced: bool,
+) -> PassResult:
+    threads = [t for one in done for t in one.threads]
+    if not sliced:
+        threads.sort(key=lambda t: t.last_received_at or "", reverse=True)
+        threads = threads[offset : offset + limit]
+    total = sum(one.total for one in done)
+    windows = [one.window for one in done]
+    # The earliest moment: moving the boundary past a slower mailbox's search would skip its mail.
+    searched_at = min((w.searched_at for w in windows), default=datetime.now(UTC))
+    oldest = min((w.oldest_unprocessed for w in windows if w.oldest_unprocessed), default=None)
+    end = offset + limit
+    return PassResult(
+        searched_at=iso(searched_at) or "",
+        since=iso(since) or "",
+        threads=threads,
+        total_threads=total,
+        next_page_token=str(end) if end < total else None,
+        stale_threads=sum(w.stale_threads for w in windows),
+        drafts_in_window=sum(w.drafts for w in windows),
+        scheduled_in_window=sum(w.scheduled for w in windows),
+        outside_scope_in_window=sum(w.outside_scope for w in windows),
+        oldest_unprocessed_at=iso(oldest),
+        window_clear=not failures and total == 0,
+        searched=searched,
+        failures=failures,
+    )

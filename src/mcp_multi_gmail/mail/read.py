@@ -1,0 +1,403 @@
+"""The read side: search threads, read a thread, a message, an attachment, the label list.
+
+Every read opens All Mail (found by its \\All flag) with EXAMINE and fetches with BODY.PEEK, so
+reading never marks anything as seen. The number of IMAP commands per call is fixed: one FETCH
+covers a whole set of messages, never one command per message or thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypeVar
+
+from ..config import Account
+from ..errors import MailError, not_found
+from ..gmail import imap
+from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
+from ..gmail.parse import attachment_parts, body_part, clean, decode_body, decode_bytes, safe_filename
+from ..runtime import Runtime
+from . import inputs
+from .results import (
+    AttachmentInfo,
+    AttachmentResult,
+    LabelInfo,
+    LabelsResult,
+    MessageResult,
+    SearchFailure,
+    SearchResult,
+    ThreadHit,
+    ThreadResult,
+)
+from .summary import INBOX, carries, is_processed, iso, newest_match, summarize
+
+T = TypeVar("T")
+MAX_MATCHES = 5000
+SUMMARY_ITEMS = ["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS", "RFC822.SIZE"]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def in_session(
+    runtime: Runtime, account: Account, work: Callable[[ImapSession], T]
+) -> T:
+    return await imap.run_session(account.name, account.address, account.password, runtime.endpoint, work)
+
+
+# ------------------------------------------------------------------ search
+
+
+@dataclass
+class _MailboxHits:
+    threads: list[ThreadHit] = field(default_factory=list)
+    total: int = 0
+    unavailable: list[str] = field(default_factory=list)
+
+
+def _too_broad(account: Account, count: int) -> MailError:
+    return MailError(
+        "query_too_broad",
+        f'The query matches {count} messages in mailbox "{account.name}", more than the {MAX_MATCHES} this '
+        "server will group into threads at once. Narrow it, for example with a shorter after: window.",
+    )
+
+
+def _search_mailbox(
+    session: ImapSession, account: Account, query: str, offset: int, limit: int
+) -> _MailboxHits:
+    now = _now()
+    session.open(ALL_MAIL)
+    uids = session.search_raw(query)
+    if not uids:
+        return _MailboxHits()
+    if len(uids) > MAX_MATCHES:
+        raise _too_broad(account, len(uids))
+    meta = session.fetch(uids, ["X-GM-THRID", "INTERNALDATE"])
+    threads: dict[int, list[Fetched]] = {}
+    for uid in uids:
+        item = meta.get(uid)
+        if item is None:
+            continue  # vanished between SEARCH and FETCH
+        if item.thread_id is None:
+            raise MailError(
+                "provider_unsupported",
+                f'Mailbox "{account.name}" does not support the Gmail X-GM-THRID extension. '
+                "Threads cannot be built without it.",
+            )
+        threads.setdefault(item.thread_id, []).append(item)
+
+    def newest(items: list[Fetched]) -> Fetched:
+        return max(items, key=lambda m: (m.internaldate or datetime.min.replace(tzinfo=UTC), m.uid))
+
+    ordered = sorted(
+        threads.items(), key=lambda pair: (newest(pair[1]).internaldate, newest(pair[1]).uid), reverse=True
+    )
+    page = ordered[offset : offset + limit]
+    page_uids = [m.uid for _thread, items in page for m in items]
+    details = session.fetch(page_uids, ["INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS"])
+    hits = _MailboxHits(total=len(ordered))
+    for thread, items in page:
+        top = details.get(newest(items).uid)
+        if top is None:
+            hits.unavailable.append(str(thread))
+            continue
+        # Labels come from FETCH, never from the search index, which lags behind a labelling.
+        unprocessed = sum(
+            1
+            for m in items
+            if (got := details.get(m.uid)) is None or got.labels is None or not is_processed(got, account)
+        )
+        hits.threads.append(
+            ThreadHit(
+                account=account.name,
+                thread_id=str(thread),
+                subject=top.envelope.subject if top.envelope else None,
+                matched_messages=len(items),
+                unprocessed_matches=unprocessed,
+                newest_match=newest_match(top, account, now),
+            )
+        )
+    return hits
+
+
+async def search_threads(
+    runtime: Runtime, account_name: str, query: str, max_results: int, page_token: str | None
+) -> SearchResult:
+    query = inputs.search_query(query)
+    offset = inputs.page_offset(page_token)
+    accounts = runtime.accounts_for(account_name)
+    if account_name != "all":
+        [account] = accounts
+        hits = await in_session(
+            runtime, account, lambda s: _search_mailbox(s, account, query, offset, max_results)
+        )
+        return _page_result(
+            hits.threads,
+            hits.total,
+            hits.unavailable,
+            offset,
+            max_results,
+            [account.name],
+            [],
+            already_sliced=True,
+        )
+
+    # Every mailbox at once, each asked for the top offset+limit threads, then merged.
+    async def one(account: Account) -> _MailboxHits:
+        return await in_session(
+            runtime, account, lambda s: _search_mailbox(s, account, query, 0, offset + max_results)
+        )
+
+    outcomes = await asyncio.gather(*(one(a) for a in accounts), return_exceptions=True)
+    merged: list[ThreadHit] = []
+    unavailable: list[str] = []
+    total = 0
+    searched: list[str] = []
+    failures: list[SearchFailure] = []
+    for account, outcome in zip(accounts, outcomes, strict=True):
+        if isinstance(outcome, MailError):
+            failures.append(SearchFailure(account=account.name, code=outcome.code, message=outcome.message))
+        elif isinstance(outcome, BaseException):
+            failures.append(SearchFailure(account=account.name, code="upstream_error", message=str(outcome)))
+        else:
+            searched.append(account.name)
+            merged.extend(outcome.threads)
+            unavailable.extend(outcome.unavailable)
+            total += outcome.total
+    merged.sort(key=lambda t: t.newest_match.received_at or "", reverse=True)
+    return _page_result(
+        merged, total, unavailable, offset, max_results, searched, failures, already_sliced=False
+    )
+
+
+def _page_result(
+    threads: list[ThreadHit],
+    total: int,
+    unavailable: list[str],
+    offset: int,
+    limit: int,
+    searched: list[str],
+    failures: list[SearchFailure],
+    *,
+    already_sliced: bool,
+) -> SearchResult:
+    page = threads if already_sliced else threads[offset : offset + limit]
+    end = offset + limit
+    return SearchResult(
+        threads=page,
+        total_threads=total,
+        next_page_token=str(end) if end < total else None,
+        unavailable_threads=unavailable,
+        searched=searched,
+        failures=failures,
+    )
+
+
+# ------------------------------------------------------------------ thread
+
+
+def _read_thread(session: ImapSession, account: Account, thread: int) -> ThreadResult:
+    now = _now()
+    session.open(ALL_MAIL)
+    uids = session.search(["X-GM-THRID", thread])
+    if not uids:
+        raise not_found(
+            f'No thread {thread} in mailbox "{account.name}". Thread ids come from mg_search_threads or '
+            "mg_next_pass and belong to the mailbox they were found in."
+        )
+    fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER])
+    messages = [summarize(item, account, now, with_auth=True) for item in fetched.values()]
+    messages.sort(key=lambda m: (m.received_at or "", m.uid))
+    return ThreadResult(
+        account=account.name,
+        thread_id=str(thread),
+        thread_source="native",
+        subject=messages[0].subject if messages else None,
+        message_count=len(messages),
+        unprocessed_messages=sum(1 for m in messages if not m.processed),
+        last_received_at=messages[-1].received_at if messages else None,
+        messages=messages,
+    )
+
+
+async def get_thread(runtime: Runtime, account_name: str, thread_id: str) -> ThreadResult:
+    thread = inputs.thread_id(thread_id)
+    account = runtime.account(account_name)
+    return await in_session(runtime, account, lambda s: _read_thread(s, account, thread))
+
+
+# ------------------------------------------------------------------ message
+
+
+def find_message(session: ImapSession, account: Account, bare: str) -> tuple[int, int]:
+    """(newest UID, number of copies) of a Message-ID in the open folder.
+
+    X-GM-RAW rfc822msgid with a quoted value works for ids containing "{", where a plain
+    SEARCH HEADER would open an IMAP literal and silently match nothing.
+    """
+    uids = session.search_raw(f'rfc822msgid:"{bare}"')
+    if not uids:
+        raise not_found(
+            f'No message with Message-ID <{bare}> in mailbox "{account.name}". Message-IDs belong to the '
+            "mailbox they were found in; check the mailbox name."
+        )
+    return max(uids), len(uids)
+
+
+def _disappeared(bare: str, account: Account) -> MailError:
+    return not_found(f'The message <{bare}> disappeared from mailbox "{account.name}" while being read.')
+
+
+def _read_message(
+    session: ImapSession, account: Account, bare: str, offset: int, limit: int
+) -> MessageResult:
+    now = _now()
+    session.open(ALL_MAIL)
+    uid, copies = find_message(session, account, bare)
+    item = session.fetch([uid], [*SUMMARY_ITEMS, "BODYSTRUCTURE", AUTH_HEADER]).get(uid)
+    if item is None:
+        raise _disappeared(bare, account)
+    summary = summarize(item, account, now, with_auth=True)
+    structure = item.parts or []
+    chosen = body_part(structure)
+    body_format: str | None = None
+    text: str | None = None
+    if chosen is not None:
+        # Only the chosen text part travels, never the whole message with its attachments.
+        raw = session.fetch_part(uid, chosen.part_id)
+        if raw is not None:
+            text = decode_body(raw, chosen.encoding, chosen.charset)
+            body_format = "html" if chosen.mime_type == "text/html" else "text"
+    total = len(text) if text is not None else 0
+    start = min(offset, total)
+    window = text[start : start + limit] if text is not None else None
+    return MessageResult(
+        **summary.model_dump(by_alias=False),
+        body_format=body_format,
+        body=window,
+        body_offset=start,
+        body_total_length=total,
+        body_truncated=window is not None and start + len(window) < total,
+        attachments=[
+            AttachmentInfo(
+                attachment_id=part.part_id,
+                filename=part.filename,
+                mime_type=part.mime_type,
+                size_bytes=part.size,
+                inline=part.disposition == "inline",
+            )
+            for part in attachment_parts(structure)
+        ],
+        copies=copies,
+    )
+
+
+async def get_message(
+    runtime: Runtime, account_name: str, message_id: str, body_offset: int, max_body_length: int
+) -> MessageResult:
+    bare = inputs.message_id(message_id)
+    account = runtime.account(account_name)
+    return await in_session(
+        runtime, account, lambda s: _read_message(s, account, bare, body_offset, max_body_length)
+    )
+
+
+# ------------------------------------------------------------------ attachment
+
+
+@dataclass
+class _Download:
+    data: bytes
+    filename: str
+    mime_type: str
+
+
+def _download(session: ImapSession, account: Account, bare: str, part_id: str) -> _Download:
+    session.open(ALL_MAIL)
+    uid, _copies = find_message(session, account, bare)
+    item = session.fetch([uid], ["BODYSTRUCTURE"]).get(uid)
+    if item is None or item.parts is None:
+        raise not_found(f"The structure of message <{bare}> could not be read.")
+    listed = {part.part_id: part for part in attachment_parts(item.parts)}
+    part = listed.get(part_id)
+    if part is None:
+        raise not_found(
+            f'That message has no attachment "{part_id}". Attachment ids come from mg_get_message and belong '
+            "to the message they were listed for."
+        )
+    raw = session.fetch_part(uid, part_id)
+    if raw is None:
+        raise _disappeared(bare, account)
+    return _Download(decode_bytes(raw, part.encoding), safe_filename(part.filename, part_id), part.mime_type)
+
+
+def _write_inside(directory: Path, filename: str, data: bytes) -> Path:
+    """Write into download_dir only: the final path is checked, and a planted symlink is not followed."""
+    directory.mkdir(parents=True, exist_ok=True)
+    root = directory.resolve()
+    target = root / filename
+    if target.parent != root:
+        raise MailError(
+            "upstream_error", f"Refusing to write {filename!r} outside the download folder {root}."
+        )
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(target, flags, 0o644)
+    except OSError as error:
+        raise MailError("upstream_error", f"Could not write {target}: {error.strerror}.") from None
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+    return target
+
+
+async def get_attachment(
+    runtime: Runtime, account_name: str, message_id: str, attachment_id: str
+) -> AttachmentResult:
+    bare = inputs.message_id(message_id)
+    part_id = inputs.attachment_id(attachment_id)
+    account = runtime.account(account_name)
+    download = await in_session(runtime, account, lambda s: _download(s, account, bare, part_id))
+    target = _write_inside(runtime.config.download_dir, download.filename, download.data)
+    return AttachmentResult(
+        account=account.name,
+        message_id=message_id,
+        attachment_id=part_id,
+        filename=download.filename,
+        mime_type=download.mime_type,
+        size_bytes=len(download.data),
+        path=str(target),
+    )
+
+
+# ------------------------------------------------------------------ labels
+
+
+async def list_labels(runtime: Runtime, account_name: str) -> LabelsResult:
+    account = runtime.account(account_name)
+    folders = await in_session(runtime, account, lambda s: s.all_folders())
+    labels = [
+        LabelInfo(label=clean(name) or name, system=name.upper() == "INBOX" or special is not None)
+        for name, special, selectable in folders
+        if selectable
+    ]
+    labels.sort(key=lambda lb: lb.label.casefold())
+    return LabelsResult(account=account.name, labels=labels)
+
+
+__all__ = [
+    "INBOX",
+    "carries",
+    "find_message",
+    "get_attachment",
+    "get_message",
+    "get_thread",
+    "iso",
+    "list_labels",
+    "search_threads",
+]

@@ -1,0 +1,293 @@
+"""Result models the tools return: each becomes the tool's outputSchema and structuredContent."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ..domain import Address, Authentication
+
+
+class AliasInfo(BaseModel):
+    address: str
+    name: str | None
+    purpose: str | None
+    default_signature: str | None
+
+
+class AccountInfo(BaseModel):
+    account: str = Field(description="Short name used as `account` in every tool")
+    address: str
+    shared: bool
+    work_scope: Literal["everything", "inbox"]
+    unread_only: bool
+    assignment_labels: list[str]
+    my_label: str | None
+    can_send: bool
+    allowed_recipients: list[str] | None = Field(description="null = no limit; [] = nobody may be addressed")
+    processed_label: str | None = Field(description="null = this mailbox is never labelled")
+    classification_labels: dict[str, str]
+    signatures: list[str] = Field(description="Signature names only")
+    default_signature: str | None
+    aliases: list[AliasInfo]
+    watch: bool
+
+
+class SmtpPort(BaseModel):
+    account: str
+    port: int
+
+
+class AccountFailure(BaseModel):
+    account: str
+    code: str
+    message: str
+    check: Literal["imap", "smtp"]
+
+
+class ListAccountsResult(BaseModel):
+    accounts: list[AccountInfo]
+    watch_hours: str | None
+    watch_interval_minutes: float | None
+    verified: bool = Field(description="True only says verification ran; the outcome is `failures`")
+    smtp: list[SmtpPort] = Field(description="With verify: the SMTP port that accepted each login")
+    failures: list[AccountFailure] = Field(description="With verify: every check that failed")
+
+
+class ReloadResult(BaseModel):
+    reloaded: bool
+    accounts: list[str]
+    accounts_added: list[str]
+    accounts_removed: list[str]
+    accounts_changed: list[str]
+    attachments_or_quotes_changed: bool
+    watch_settings_changed: bool
+    warnings: list[str]
+    next: str
+
+
+# ---------------------------------------------------------------- reading
+
+MessageState = Literal["received", "sent", "draft", "scheduled"]
+
+
+class NewestMatch(BaseModel):
+    message_id: str | None = Field(description="Message-ID without angle brackets")
+    from_: Address | None = Field(alias="from")
+    received_at: str | None = Field(description="INTERNALDATE, ISO-8601 UTC")
+    state: MessageState
+    in_inbox: bool
+
+    model_config = {"populate_by_name": True}
+
+
+class ThreadHit(BaseModel):
+    account: str
+    thread_id: str = Field(description="Gmail's X-GM-THRID as a string (64-bit)")
+    subject: str | None = Field(description="Subject of the newest matching message")
+    matched_messages: int = Field(description="Matching messages in this thread, not the thread's size")
+    unprocessed_matches: int = Field(
+        description="Matching messages without the processed label (read by FETCH)"
+    )
+    newest_match: NewestMatch
+
+
+class SearchFailure(BaseModel):
+    account: str
+    code: str
+    message: str
+
+
+class SearchResult(BaseModel):
+    threads: list[ThreadHit]
+    total_threads: int
+    next_page_token: str | None
+    unavailable_threads: list[str] = Field(description="Threads whose newest match vanished while being read")
+    searched: list[str] = Field(description="Mailboxes that answered")
+    failures: list[SearchFailure] = Field(description='With account "all": mailboxes that did not answer')
+
+
+class MessageSummary(BaseModel):
+    account: str
+    message_id: str | None = Field(description="Message-ID without angle brackets; the stable reference")
+    uid: int = Field(description="UID in All Mail, valid only for this answer")
+    thread_id: str | None
+    subject: str | None
+    from_: Address | None = Field(alias="from")
+    to: list[Address]
+    cc: list[Address]
+    received_at: str | None = Field(description="INTERNALDATE (delivery time), ISO-8601 UTC")
+    date_header: str | None = Field(
+        description="Date header, ISO-8601 UTC; differs on forwarded and scheduled mail"
+    )
+    state: MessageState
+    processed: bool
+    seen: bool
+    in_inbox: bool
+    labels: list[str]
+    flags: list[str]
+    size_bytes: int | None
+    authentication: Authentication | None = Field(
+        default=None, description="SPF/DKIM/DMARC as Gmail recorded them (mx.google.com only)"
+    )
+
+    model_config = {"populate_by_name": True}
+
+
+class ThreadResult(BaseModel):
+    account: str
+    thread_id: str
+    thread_source: Literal["native"]
+    subject: str | None = Field(description="Subject of the oldest message")
+    message_count: int = Field(description="Number of messages returned: always the whole thread")
+    unprocessed_messages: int
+    last_received_at: str | None
+    messages: list[MessageSummary]
+
+
+class AttachmentInfo(BaseModel):
+    attachment_id: str = Field(description="Body part number; pass it to mg_get_attachment")
+    filename: str | None
+    mime_type: str
+    size_bytes: int | None = Field(description="Encoded size from the body structure")
+    inline: bool
+
+
+class MessageResult(MessageSummary):
+    body_format: Literal["text", "html"] | None
+    body: str | None
+    body_offset: int
+    body_total_length: int
+    body_truncated: bool
+    attachments: list[AttachmentInfo]
+    copies: int = Field(description="Messages in All Mail with this Message-ID (normally 1)")
+
+
+class AttachmentResult(BaseModel):
+    account: str
+    message_id: str
+    attachment_id: str
+    filename: str
+    mime_type: str
+    size_bytes: int
+    path: str = Field(description="Absolute path of the written file")
+
+
+class LabelInfo(BaseModel):
+    label: str
+    system: bool
+
+
+class LabelsResult(BaseModel):
+    account: str
+    labels: list[LabelInfo]
+
+
+# ---------------------------------------------------------------- the pass
+
+
+class PassMessage(BaseModel):
+    account: str
+    message_id: str | None
+    from_: Address | None = Field(alias="from")
+    to: list[Address]
+    cc: list[Address]
+    received_at: str | None
+    state: Literal["received", "sent"]
+    in_inbox: bool
+
+    model_config = {"populate_by_name": True}
+
+
+class PendingOutgoing(BaseModel):
+    message_id: str | None
+    to: list[Address]
+    subject: str | None
+    state: Literal["draft", "scheduled"]
+    goes_out_at: str | None = Field(description="Scheduled: the due time; draft: null")
+
+
+class PassThread(BaseModel):
+    account: str
+    thread_id: str
+    subject: str | None = Field(description="Subject of the thread's oldest message")
+    message_count: int | None = Field(
+        description="Messages in the whole thread; null = unknown, read the thread with mg_get_thread"
+    )
+    last_received_at: str | None = Field(description="Newest unprocessed (work) message")
+    classification: list[str]
+    user_labels: list[str]
+    assigned: Literal["mine", "other", "none"] | None = Field(
+        description="null when this mailbox has no assignment_labels"
+    )
+    unprocessed: list[PassMessage] = Field(description="Work plus out-of-scope messages, oldest first")
+    pending_outgoing: list[PendingOutgoing]
+
+
+class PassResult(BaseModel):
+    searched_at: str = Field(
+        description="Taken before the search: the next boundary when window_clear is true"
+    )
+    since: str = Field(description="The boundary, ISO-8601 UTC")
+    threads: list[PassThread]
+    total_threads: int
+    next_page_token: str | None
+    stale_threads: int = Field(
+        description="Threads whose matches already carry the processed label (index lag)"
+    )
+    drafts_in_window: int
+    scheduled_in_window: int
+    outside_scope_in_window: int
+    oldest_unprocessed_at: str | None
+    window_clear: bool = Field(description="Move the boundary to searched_at only when this is true")
+    searched: list[str]
+    failures: list[SearchFailure]
+
+
+class WindowState(BaseModel):
+    since: str
+    searched_at: str
+    window_clear: bool
+    oldest_unprocessed_at: str | None
+    threads_with_work: int
+
+
+# ---------------------------------------------------------------- labels and flags
+
+
+class LabelOutcome(BaseModel):
+    message_id: str | None
+    uid: int | None
+    outcome: Literal["changed", "already", "not_found", "failed"]
+    detail: str | None
+
+
+class LabelChange(BaseModel):
+    account: str
+    label: str
+    action: Literal["added", "removed"]
+    label_created: bool
+    succeeded: int
+    failed: int
+    messages: list[LabelOutcome]
+    window: WindowState | None = Field(
+        default=None, description="With since: the window as a new pass sees it"
+    )
+
+
+class ThreadLabelChange(LabelChange):
+    thread_id: str
+    classification_before: list[str]
+    classification_after: list[str]
+    replaced: list[str]
+
+
+class FlagsResult(BaseModel):
+    account: str
+    message_id: str
+    uid: int
+    flags_before: list[str]
+    flags_after: list[str]
+    changed: list[str]
+    already_set: list[str]

@@ -1,0 +1,379 @@
+"""The one place every write permission is decided.
+
+Sending, recipients, sender aliases, outgoing attachments, labels, flags and the size limit
+are all checked here and nowhere else. The functions are pure (apart from `realpath`/`stat`
+for attachments) and take the configured values as plain parameters. Every refusal raises
+`MailError` with an English message that says what is allowed, and never suggests that the
+assistant widen a permission: that is the user's decision alone.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp_multi_gmail.errors import MailError
+
+MAX_MESSAGE_BYTES = 25 * 1024 * 1024
+ALLOWED_FLAGS = ("seen", "flagged", "answered")
+
+_IMAP_FLAGS = {"seen": "\\Seen", "flagged": "\\Flagged", "answered": "\\Answered"}
+
+# Characters that would let one "address" carry a display name, a second address, a group
+# or a quoted local part past the allow-list check.
+_ADDRESS_SPECIALS = frozenset(',;<>"():\\')
+
+# Kernel pseudo-filesystems: their entries can look like regular files (/proc/self/environ).
+_PSEUDO_FS_ROOTS = ("/proc", "/sys", "/dev")
+
+_SHOW_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class AllowedAttachment:
+    """A file that may be attached: its resolved real path and the name it is attached under."""
+
+    path: Path
+    filename: str
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def _show(value: str) -> str:
+    """A caller-supplied value made safe to quote in a message (controls escaped, length capped)."""
+    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in value)
+    return shown if len(shown) <= _SHOW_LIMIT else shown[:_SHOW_LIMIT] + "…"
+
+
+def _quoted_list(items: Sequence[str]) -> str:
+    return ", ".join(f'"{_show(item)}"' for item in items)
+
+
+def _refuse_bare_str(name: str, value: object) -> None:
+    # A str is a Sequence[str] too; iterating it character by character would give nonsense.
+    if isinstance(value, str):
+        raise TypeError(f"{name} must be a sequence of strings, not a single string")
+
+
+def _is_header_breaking(ch: str) -> bool:
+    """Controls that could end a header line or hide in one (TAB is legitimate folding white space)."""
+    code = ord(ch)
+    if ch == "\t":
+        return False
+    # C0, DEL, C1 (incl. NEL) and the Unicode line/paragraph separators: Python's str.splitlines
+    # treats several of these as line breaks, so none may reach a header.
+    return code < 0x20 or 0x7F <= code <= 0x9F or ch in "\u2028\u2029"
+
+
+def _describe_char(ch: str) -> str:
+    names = {"\r": "CR", "\n": "LF", "\x00": "NUL"}
+    return f"{names[ch]} (U+{ord(ch):04X})" if ch in names else f"U+{ord(ch):04X}"
+
+
+def _label_key(label: str) -> str:
+    # NFC (not NFKC) so the same letters typed as decomposed sequences match, while a
+    # look-alike from another script or a compatibility form stays a different label.
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", label.strip()).lower())
+
+
+# --- sending -------------------------------------------------------------------------------
+
+
+def check_can_send(account: str, can_send: bool) -> None:
+    if not can_send:
+        raise MailError(
+            "send_forbidden",
+            f'Mailbox "{account}" may not send mail: sending is not enabled for it in the '
+            "configuration. Nothing was sent. A draft can still be saved with mg_save_draft "
+            "for the user to review and send.",
+        )
+
+
+def _address_problem(address: str) -> bool:
+    """True if `address` is not one plain `local@domain` address."""
+    if any(_is_header_breaking(ch) or ch.isspace() or not ch.isprintable() for ch in address):
+        return True
+    if any(ch in _ADDRESS_SPECIALS for ch in address):
+        return True
+    # Compatibility characters (fullwidth letters, the Kelvin sign...) lower-case or render
+    # like ordinary letters; no real address needs them.
+    if any(unicodedata.normalize("NFKC", ch) != ch for ch in address):
+        return True
+    local, sep, domain = address.partition("@")
+    return not sep or not local or not domain or "@" in domain
+
+
+def check_recipients(account: str, allowed: Sequence[str] | None, recipients: Sequence[str]) -> None:
+    """Every to/cc/bcc recipient must be a plain address and, if a list is configured, on it."""
+    _refuse_bare_str("recipients", recipients)
+    if allowed is not None:
+        _refuse_bare_str("allowed", allowed)
+    if not recipients:
+        raise MailError(
+            "send_forbidden", f'The message from mailbox "{account}" has no recipient. Nothing was sent.'
+        )
+
+    # Controls are looked for before trimming: the caller may hand the untrimmed value to SMTP.
+    malformed = [
+        r for r in recipients if any(_is_header_breaking(ch) for ch in r) or _address_problem(r.strip())
+    ]
+    trimmed = [r.strip() for r in recipients]
+    if malformed:
+        raise MailError(
+            "invalid_input",
+            f"Not a plain e-mail address: {_quoted_list(malformed)}. Give each recipient as a bare "
+            "address such as name@example.com, one address per list entry, without a display name, "
+            "angle brackets, quotes, commas, semicolons or spaces. Nothing was sent.",
+        )
+    if allowed is None:
+        return
+
+    exact = {a.strip().lower() for a in allowed if not a.strip().startswith("@")}
+    domains = [a.strip().lower() for a in allowed if a.strip().startswith("@")]
+
+    def permitted(address: str) -> bool:
+        low = address.lower()
+        # "@d" must be the whole domain: "x@evil-d" and "x@sub.d" do not end with "@d".
+        return low in exact or any(low.endswith(d) for d in domains if len(d) > 1)
+
+    refused = list(dict.fromkeys(r for r in trimmed if not permitted(r)))
+    if refused:
+        if allowed:
+            rule = f"Its allowed_recipients list allows only: {_quoted_list(list(allowed))}."
+        else:
+            rule = "Its allowed_recipients list is empty, which allows nobody."
+        raise MailError(
+            "send_forbidden",
+            f'Mailbox "{account}" may not write to {_quoted_list(refused)}. {rule} Nothing was sent.',
+        )
+
+
+def resolve_sender(
+    account: str,
+    account_address: str,
+    aliases: Sequence[tuple[str, str | None]],
+    from_alias: str | None,
+) -> tuple[str, str | None]:
+    """The From address and display name: the account itself, or one of its configured aliases."""
+    if from_alias is None or not from_alias.strip():
+        return account_address, None
+    wanted = from_alias.strip().lower()
+    if wanted == account_address.strip().lower():
+        return account_address, None
+    for address, name in aliases:
+        if address.strip().lower() == wanted:
+            check_header_value("From", address)
+            display = name.replace('"', "").strip() if name is not None else ""
+            if display:
+                check_header_value("From display name", display)
+            return address, display or None
+    if aliases:
+        known = "Its aliases are: " + ", ".join(
+            f"{addr} ({name})" if name else addr for addr, name in aliases
+        )
+    else:
+        known = f"It has no aliases configured, so it writes only as {account_address}"
+    raise MailError(
+        "send_forbidden",
+        f'Mailbox "{account}" may not write as "{_show(from_alias.strip())}". {known}. Nothing was sent.',
+    )
+
+
+def check_header_value(field: str, value: str) -> None:
+    """A header value may not carry line breaks or controls: they could start a new header."""
+    bad = [ch for ch in value if _is_header_breaking(ch)]
+    if bad:
+        chars = ", ".join(dict.fromkeys(_describe_char(ch) for ch in bad))
+        raise MailError(
+            "invalid_input",
+            f"The {field} contains a line break or control character ({chars}), which a mail "
+            "header cannot carry. Give it on a single line without control characters.",
+        )
+
+
+# --- attachments ---------------------------------------------------------------------------
+
+
+def _inside(real: str, directory: str) -> bool:
+    # A prefix check alone would let /x/mail-other pass for /x/mail, hence the separator.
+    prefix = directory if directory.endswith(os.sep) else directory + os.sep
+    return real == directory or real.startswith(prefix)
+
+
+def resolve_attachments(paths: Sequence[str], attachment_dirs: Sequence[Path]) -> list[AllowedAttachment]:
+    """Outgoing attachments: absolute paths whose real location lies inside an allowed folder."""
+    _refuse_bare_str("paths", paths)
+    if not paths:
+        return []
+    if not attachment_dirs:
+        raise MailError(
+            "send_forbidden",
+            "Attachments are off: no attachment_dirs are configured, and without that list files "
+            "may be attached from nowhere. Nothing was attached, sent or saved. Tell the user the "
+            "file could not be attached; do not propose enabling attachments.",
+        )
+    # Config makes the folders absolute; a relative one would depend on the working directory,
+    # so it never counts.
+    allowed = [os.path.realpath(d) for d in attachment_dirs if os.path.isabs(d)]
+
+    result: list[AllowedAttachment] = []
+    for given in paths:
+        shown = _show(given)
+        if any(ch in given for ch in "\x00\r\n"):
+            raise MailError("invalid_input", f'The attachment path "{shown}" contains a NUL or line break.')
+        if not os.path.isabs(given):
+            raise MailError(
+                "invalid_input", f'The attachment path "{shown}" is relative; give an absolute path.'
+            )
+        try:
+            real = os.path.realpath(given, strict=True)
+        except OSError:  # missing, dangling symlink, symlink loop, no permission
+            raise MailError("not_found", f'No readable file at "{shown}". Nothing was attached.') from None
+
+        if not any(_inside(real, d) for d in allowed):
+            where = f" (its real path is {_show(real)})" if real != os.path.normpath(given) else ""
+            raise MailError(
+                "send_forbidden",
+                f'The file "{shown}"{where} is outside the folders attachments may come from: '
+                f"{_quoted_list([str(d) for d in attachment_dirs])}. Nothing was attached, sent or "
+                "saved. Which folders are allowed is the user's own decision, not something to "
+                "propose changing.",
+            )
+        if any(_inside(real, root) for root in _PSEUDO_FS_ROOTS):
+            raise MailError("invalid_input", f'"{shown}" is a system file, not a file that can be attached.')
+        try:
+            mode = os.stat(real).st_mode
+        except OSError:
+            raise MailError("not_found", f'No readable file at "{shown}". Nothing was attached.') from None
+        if not stat.S_ISREG(mode):
+            raise MailError(
+                "invalid_input", f'"{shown}" is not a regular file (a folder or a device); attach files only.'
+            )
+
+        filename = os.path.basename(real)
+        check_header_value("attachment filename", filename)
+        result.append(AllowedAttachment(path=Path(real), filename=filename))
+    return result
+
+
+# --- labels --------------------------------------------------------------------------------
+
+
+def _checked_label(label: str) -> str:
+    """Shared input checks of both label tools; returns the trimmed label."""
+    if any(_is_header_breaking(ch) for ch in label):
+        raise MailError(
+            "invalid_input", f'The label "{_show(label)}" contains a line break or control character.'
+        )
+    trimmed = label.strip()
+    if not trimmed:
+        raise MailError("invalid_input", "An empty label name cannot be applied or removed.")
+    if trimmed.startswith("\\"):
+        raise MailError(
+            "label_forbidden",
+            f'"{_show(trimmed)}" is one of Gmail\'s own labels (they start with a backslash). Changing '
+            "them means archiving, starring or deleting, which these label tools do not do. "
+            "Nothing was changed.",
+        )
+    return trimmed
+
+
+def _not_configured(account: str, label: str, where: str, takes: Sequence[str]) -> MailError:
+    listed = _quoted_list(takes) if takes else "(none configured)"
+    return MailError(
+        "label_forbidden",
+        f'The label "{_show(label)}" is not configured for mailbox "{account}", so it was neither '
+        f"applied nor removed. On {where} these tools take only: {listed}. Every other label is the "
+        "user's own. A new classification is added to classification_labels in the configuration, "
+        "followed by mg_reload_config.",
+    )
+
+
+def check_message_label(
+    account: str, label: str, processed_label: str | None, classifications: Mapping[str, str]
+) -> str:
+    """The label for mg_(un)label_message: only the processed label. Returns its configured spelling."""
+    trimmed = _checked_label(label)
+    key = _label_key(trimmed)
+    if processed_label is not None and key == _label_key(processed_label):
+        return processed_label
+    if any(key == _label_key(name) for name in classifications):
+        raise MailError(
+            "label_forbidden",
+            f'"{_show(trimmed)}" is a classification of mailbox "{account}". Classifications belong on '
+            "the whole thread (mg_label_thread / mg_unlabel_thread); on a single message Gmail, which "
+            "lists threads, would not show it. Nothing was changed.",
+        )
+    raise _not_configured(account, trimmed, "a message", [processed_label] if processed_label else [])
+
+
+def check_thread_label(
+    account: str, label: str, processed_label: str | None, classifications: Mapping[str, str]
+) -> str:
+    """The label for mg_(un)label_thread: only a classification. Returns its configured spelling."""
+    trimmed = _checked_label(label)
+    key = _label_key(trimmed)
+    for name in classifications:
+        if key == _label_key(name):
+            return name
+    if processed_label is not None and key == _label_key(processed_label):
+        raise MailError(
+            "label_forbidden",
+            f'"{_show(trimmed)}" is the processed label of mailbox "{account}"; it goes on individual '
+            "messages (mg_label_message / mg_unlabel_message), never on a thread. Gmail puts a "
+            "thread's labels on replies that arrive later too, so tomorrow's reply would look "
+            "already processed and never come up. Nothing was changed.",
+        )
+    raise _not_configured(account, trimmed, "a thread", list(classifications))
+
+
+# --- flags and size ------------------------------------------------------------------------
+
+
+def check_flags(seen: bool | None, flagged: bool | None, answered: bool | None) -> dict[str, bool]:
+    """The requested flag states; only the closed set seen / flagged / answered exists."""
+    wanted = {
+        name: value
+        for name, value in (("seen", seen), ("flagged", flagged), ("answered", answered))
+        if value is not None
+    }
+    if not wanted:
+        raise MailError(
+            "invalid_input", "No flag was asked for. Pass at least one of seen, flagged or answered."
+        )
+    return wanted
+
+
+def imap_flag(name: str) -> str:
+    """The IMAP system flag for one of ALLOWED_FLAGS."""
+    try:
+        return _IMAP_FLAGS[name]
+    except KeyError:
+        raise MailError(
+            "invalid_input", f'Unknown flag "{_show(name)}"; only {", ".join(ALLOWED_FLAGS)} can be set.'
+        ) from None
+
+
+def check_message_size(size_bytes: int, attachment_count: int) -> None:
+    """Gmail refuses messages over 25 MiB; refuse before anything is sent or stored."""
+    if size_bytes <= MAX_MESSAGE_BYTES:
+        return
+    # Rounded up, so a message just over the limit never reads as exactly 25.0 MB.
+    size_mb = math.ceil(size_bytes * 10 / (1024 * 1024)) / 10
+    note = ""
+    if attachment_count > 0:
+        note = (
+            f", counting its {attachment_count} attachment(s) - encoding makes them about a third "
+            "larger than the files on disk"
+        )
+    raise MailError(
+        "send_forbidden",
+        f"The assembled message is {size_mb:.1f} MB, over the {MAX_MESSAGE_BYTES / (1024 * 1024):.1f} MB "
+        f"Gmail accepts{note}. Nothing was sent or saved.",
+    )

@@ -1,0 +1,47 @@
+"""mg_list_accounts and mg_reload_config."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from ..mail import accounts
+from ..mail.results import ListAccountsResult, ReloadResult
+from ..runtime import Runtime
+from .common import READ_ONLY, structured_errors
+
+
+def register(server: MCPServer, runtime: Runtime) -> None:
+    @server.tool(name="mg_list_accounts", title="List the configured mailboxes", annotations=READ_ONLY)
+    @structured_errors
+    async def mg_list_accounts(
+        verify: Annotated[
+            bool,
+            Field(
+                description="Also log in to every mailbox over IMAP and, for mailboxes that may send, "
+                "probe the SMTP login (nothing is sent). Failures are listed per mailbox and check."
+            ),
+        ] = False,
+    ) -> ListAccountsResult:
+        """List every configured mailbox with its settings (never its password): short name, address,
+        pass scope, labels, sending rights, allowed recipients, signatures and aliases. With
+        `verify: true` every login is checked at once; the outcome is in `failures`, beside the
+        results, never instead of them. Never an error result."""
+        return await accounts.list_accounts(runtime, verify)
+
+    @server.tool(
+        name="mg_reload_config",
+        title="Reload the configuration",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    @structured_errors
+    async def mg_reload_config() -> ReloadResult:
+        """Re-read the configuration file, the passwords file and the signature files. On any problem
+        the running settings stay untouched and the error is `config_invalid`. The server
+        instructions are not rebuilt; mg_list_accounts shows the current state."""
+        return accounts.reload_config(runtime)

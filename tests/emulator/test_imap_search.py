@@ -1,0 +1,139 @@
+"""[UID] SEARCH through the IMAP front: standard keys, X-GM-RAW (incl. CHARSET UTF-8 literals), ids, lag."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from imapclient.exceptions import IMAPClientError
+
+
+@pytest.fixture
+def mailbox(imap_emu):
+    emu = imap_emu
+    emu.deliver(emu.make_mail("Weekly report", "Numbers are up.", message_id="<w@x>"), ["\\Inbox", "Work"], ["\\Seen"])
+    emu.deliver(emu.make_mail("Café résumé", "Bonjour", sender="Bob <bob@example.org>"), ["\\Inbox"])
+    emu.deliver(
+        emu.make_mail("Invoice", "Please pay", attachment=("invoice.pdf", b"%PDF")),
+        ["\\Inbox", "\\Important"],
+        ["\\Flagged"],
+    )
+    emu.deliver(
+        emu.make_mail("Old news", "archived"), [], ["\\Seen"], internaldate=dt.datetime(2020, 5, 1, tzinfo=dt.UTC)
+    )
+    emu.deliver(emu.make_mail("Trashed report"), ["\\Inbox"], location="trash")
+    return emu
+
+
+def test_gmail_search_with_utf8_literal(mailbox) -> None:
+    client = mailbox.client()
+    client.select_folder("INBOX", readonly=True)
+    assert client.gmail_search("subject:café") == [2]
+    assert client.gmail_search("résumé") == [2]
+    search_lines = [r.line for r in mailbox.observer.commands() if r.name == "UID SEARCH"]
+    assert "CHARSET UTF-8 X-GM-RAW {" in search_lines[0]
+
+
+def test_raw_operators(mailbox) -> None:
+    client = mailbox.client()
+    client.select_folder("INBOX", readonly=True)
+    assert client.gmail_search('subject:"weekly report"') == [1]
+    assert client.gmail_search("from:bob@example.org") == [2]
+    assert client.gmail_search("from:example.org") == [2]
+    assert client.gmail_search("is:unread") == [2, 3]
+    assert client.gmail_search("is:starred") == [3]
+    assert client.gmail_search("is:important") == [3]
+    assert client.gmail_search("has:attachment") == [3]
+    assert client.gmail_search("filename:invoice.pdf") == [3]
+    assert client.gmail_search("label:Work") == [1]
+    assert client.gmail_search("-label:Work") == [2, 3]
+    assert client.gmail_search("report") == [1]  # the trashed "report" is not in INBOX
+    assert client.gmail_search("rfc822msgid:w@x") == [1]
+    assert client.gmail_search("weekly OR invoice") == [1, 3]
+    assert client.gmail_search("newer_than:1d") == [1, 2, 3]
+    client.select_folder("[Gmail]/All Mail", readonly=True)
+    assert client.gmail_search("older_than:1y") == [4]
+    assert client.gmail_search("before:2021/01/01") == [4]
+    assert client.gmail_search("in:inbox is:read") == [1]
+    client.select_folder("[Gmail]/Trash", readonly=True)
+    assert client.gmail_search("report") == [1]
+
+
+def test_raw_search_seq_numbers_and_unparseable(mailbox) -> None:
+    raw = mailbox.raw()
+    raw.command("EXAMINE INBOX")
+    assert raw.command('SEARCH X-GM-RAW "is:unread"') == [b"* SEARCH 2 3", b"r3 OK SEARCH completed (Success)"]
+    assert raw.command('UID SEARCH X-GM-RAW "nothing-matches-this"') == [
+        b"* SEARCH",
+        b"r4 OK SEARCH completed (Success)",
+    ]
+    assert raw.command('UID SEARCH X-GM-RAW "subject:(unbalanced"') == [b"r5 BAD Could not parse command"]
+    assert raw.command("UID SEARCH CHARSET KOI8-R ALL")[-1].startswith(b"r6 NO [BADCHARSET")
+    assert raw.command("UID SEARCH RETURN (MIN MAX COUNT) ALL") == [
+        b'* ESEARCH (TAG "r7") UID MIN 1 MAX 3 COUNT 3',
+        b"r7 OK SEARCH completed (Success)",
+    ]
+
+
+def test_standard_search_keys(mailbox) -> None:
+    client = mailbox.client()
+    client.select_folder("[Gmail]/All Mail", readonly=True)
+    assert client.search(["UNSEEN"]) == [2, 3]
+    assert client.search(["SEEN"]) == [1, 4]
+    assert client.search(["FLAGGED"]) == [3]
+    assert client.search(["SUBJECT", "weekly"]) == [1]
+    assert client.search(["FROM", "bob"]) == [2]
+    assert client.search(["X-GM-LABELS", "\\Inbox"]) == [1, 2, 3]
+    assert client.search(["X-GM-LABELS", "work"]) == [1]
+    assert client.search(["NOT", "X-GM-LABELS", "Work", "SINCE", dt.date(2025, 1, 1)]) == [2, 3]
+    assert client.search(["BEFORE", dt.date(2021, 1, 1)]) == [4]
+    assert client.search(["OR", "SUBJECT", "invoice", "SUBJECT", "news"]) == [3, 4]
+    assert client.search(["UID", "2:3"]) == [2, 3]
+    assert client.search(["SUBJECT", "café"], charset="UTF-8") == [2]  # a literal after CHARSET
+    with pytest.raises(IMAPClientError):
+        client.search(["FROBNICATE"])
+
+
+def test_search_system_label_must_be_quoted(mailbox) -> None:
+    raw = mailbox.raw()
+    raw.command('EXAMINE "[Gmail]/All Mail"')
+    assert raw.command("UID SEARCH X-GM-LABELS \\Inbox") == [b"r3 BAD Could not parse command"]
+    assert raw.command('UID SEARCH X-GM-LABELS "\\\\Inbox"')[0] == b"* SEARCH 1 2 3"
+
+
+def test_msgid_and_thrid_search(mailbox) -> None:
+    msgs = sorted(mailbox.alice.messages.values(), key=lambda m: m.arrival)
+    target = msgs[2]
+    assert target.msgid > 2**53
+    client = mailbox.client()
+    client.select_folder("INBOX", readonly=True)
+    assert client.search(["X-GM-MSGID", target.msgid]) == [3]
+    assert client.search(["X-GM-THRID", target.thrid]) == [3]
+    data = client.fetch([3], ["X-GM-MSGID"])
+    assert data[3][b"X-GM-MSGID"] == target.msgid
+
+
+def test_search_finds_mail_delivered_after_select(imap_emu) -> None:
+    client = imap_emu.client()
+    client.select_folder("INBOX")
+    assert client.gmail_search("subject:late") == []
+    imap_emu.deliver(imap_emu.make_mail("late arrival"))
+    assert client.gmail_search("subject:late") == [1]
+
+
+def test_search_index_lag(imap_emu) -> None:
+    imap_emu.store.knobs.raw_search_lag_s = 1.5
+    imap_emu.deliver(imap_emu.make_mail("fresh mail"))
+    client = imap_emu.client()
+    client.select_folder("INBOX")
+    assert client.gmail_search("subject:fresh") == []  # the index has not seen it yet
+    assert client.search(["SUBJECT", "fresh"]) == [1]  # standard SEARCH is immediate
+    assert client.fetch([1], ["FLAGS"])[1][b"FLAGS"] == ()
+    imap_emu.advance(2)
+    assert client.gmail_search("subject:fresh") == [1]
+    client.add_gmail_labels([1], ["Work"])
+    assert client.gmail_search("label:Work") == []  # stale
+    assert client.search(["X-GM-LABELS", "Work"]) == [1]  # fresh
+    assert client.get_gmail_labels([1])[1] == ["Work"]
+    imap_emu.advance(2)
+    assert client.gmail_search("label:Work") == [1]

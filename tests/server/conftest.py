@@ -1,0 +1,98 @@
+"""Fixtures for driving the real server in-process against the emulator."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from gmail_emulator import GmailEmulator
+from mcp_multi_gmail.config import load_config
+from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
+from mcp_multi_gmail.runtime import Runtime
+from mcp_multi_gmail.server import build_server
+
+
+@pytest.fixture
+def make_runtime(emulator: GmailEmulator) -> Callable[[Path], Runtime]:
+    def make(config_path: Path) -> Runtime:
+        environ = emulator.env()
+        return Runtime(
+            config=load_config(config_path, layout=None, environ=environ),
+            endpoint=resolve_endpoint(environ),
+            layout=None,
+            environ=environ,
+        )
+
+    return make
+
+
+DEMO_SEED = Path(str(files("gmail_emulator.seeds") / "demo" / "seed.json"))
+CLASSIFICATIONS = {
+    "Asistent/akce": "the user has to do something",
+    "Asistent/čeká": "waiting for someone else",
+    "Asistent/info": "for information only",
+    "Asistent/hoří": "urgent",
+}
+DEMO_ACCOUNTS: list[dict[str, Any]] = [
+    {
+        "name": "osobni",
+        "address": "jana.novakova@example.cz",
+        "password": "demoosobniheslox",
+        "processed_label": "Asistent",
+        "classification_labels": CLASSIFICATIONS,
+    },
+    {
+        "name": "tym",
+        "address": "tym@example.com",
+        "password": "demotymovaschran",
+        "shared": True,
+        "work_scope": "inbox",
+        "processed_label": "Miladka/zpracovano",
+        "classification_labels": {},
+        "assignment_labels": ["Anna", "Beda", "Cyril"],
+        "my_label": "Anna",
+    },
+    {
+        "name": "automaty",
+        "address": "upozorneni@example.com",
+        "password": "demoupozorneniab",
+        "work_scope": "inbox",
+        "unread_only": True,
+        "processed_label": None,
+        "classification_labels": {},
+    },
+]
+
+
+@pytest.fixture
+def demo(
+    emulator_session: GmailEmulator,
+    write_config: Callable[..., Path],
+    tmp_path: Path,
+) -> Runtime:
+    """The emulator loaded with the demo seed and a runtime configured for its three mailboxes."""
+    emulator_session.reset(DEMO_SEED)
+    path = write_config(DEMO_ACCOUNTS, download_dir=str(tmp_path / "downloads"))
+    environ = emulator_session.env()
+    return Runtime(
+        config=load_config(path, layout=None, environ=environ),
+        endpoint=resolve_endpoint(environ),
+        layout=None,
+        environ=environ,
+    )
+
+
+async def call_tool(runtime: Runtime, tool: str, args: dict[str, Any]) -> Any:
+    """One tool call through a real in-process MCP client; returns the CallToolResult."""
+    async with Client(build_server(runtime)) as client:
+        return await client.call_tool(tool, args)
+
+
+@pytest.fixture
+def call() -> Callable[..., Any]:
+    return call_tool

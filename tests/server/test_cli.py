@@ -1,0 +1,108 @@
+"""The command line: version, start-up order, Czech diagnostics on stderr, nothing on stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from mcp_multi_gmail import __version__
+
+OSOBNI = {"name": "osobni", "address": "osobni@example.cz", "password": "osobniheslohesla"}
+SCRIPT = Path(sys.executable).parent / "mcp-multi-gmail"
+
+
+def run(
+    args: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MG_")}
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_multi_gmail", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {})},
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+def test_version_from_console_script() -> None:
+    done = subprocess.run([str(SCRIPT), "--version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert done.stdout == f"mcp-multi-gmail {__version__}\n"
+
+
+def test_trial_run_loads_announces_and_exits(write_config: Callable[..., Path]) -> None:
+    path = write_config([OSOBNI], download_dir="prilohy")
+    done = run(["--config", str(path)])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert f"mcp-multi-gmail {__version__} běží, nastavených schránek: 1" in done.stderr
+    assert str(path.parent / "prilohy") in done.stderr
+    assert OSOBNI["password"] not in done.stderr
+
+
+def test_config_found_through_mg_config_and_cwd(write_config: Callable[..., Path], tmp_path: Path) -> None:
+    path = write_config([OSOBNI])
+    assert run([], env={"MG_CONFIG": str(path)}).returncode == 0
+    (tmp_path / "config.json").write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    assert run([], cwd=tmp_path).returncode == 0
+
+
+def test_config_error_prints_only_the_message_and_exits_1(tmp_path: Path) -> None:
+    path = tmp_path / "spatne.json"
+    path.write_text(
+        '{"accounts": [{"name": "x", "address": "x@example.com", "password": "tajneheslo123", "label_prefix": "a"}]}',
+        encoding="utf-8",
+    )
+    done = run(["--config", str(path)])
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "label_prefix" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "tajneheslo123" not in done.stderr
+
+
+def test_missing_config_file_names_the_path(tmp_path: Path) -> None:
+    done = run(["--config", str(tmp_path / "chybi.json")])
+    assert done.returncode == 1 and "chybi.json" in done.stderr and done.stdout == ""
+
+
+def test_placeholder_password_is_a_warning_not_an_error(write_config: Callable[..., Path]) -> None:
+    path = write_config([{**OSOBNI, "password": "SEM_VLOZ_HESLO_APLIKACE"}])
+    done = run(["--config", str(path)])
+    assert done.returncode == 0
+    assert "POZOR:" in done.stderr and done.stdout == ""
+
+
+def test_endpoint_override_must_be_loopback(write_config: Callable[..., Path]) -> None:
+    path = write_config([OSOBNI])
+    done = run(["--config", str(path)], env={"MG_GMAIL_ENDPOINT": "10.0.0.1:993:465:587"})
+    assert done.returncode == 1
+    assert "MG_GMAIL_ENDPOINT" in done.stderr and "10.0.0.1" in done.stderr
+    done = run(["--config", str(path)], env={"MG_GMAIL_ENDPOINT": "127.0.0.1:1993:1465:1587"})
+    assert done.returncode == 0
+    assert "POZOR" in done.stderr and "MG_GMAIL_ENDPOINT" in done.stderr
+
+
+def test_secrets_in_git_warning_for_a_config_holding_a_password(
+    write_config: Callable[..., Path], tmp_path: Path
+) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    path = write_config([OSOBNI])
+    done = run(["--config", str(path)])
+    assert done.returncode == 0
+    assert "POZOR" in done.stderr and str(path) in done.stderr
+    (tmp_path / ".gitignore").write_text(path.name + "\n", encoding="utf-8")
+    done = run(["--config", str(path)])
+    assert "POZOR" not in done.stderr
+
+
+def test_json_config_written_by_windows_notepad_with_bom(tmp_path: Path) -> None:
+    path = tmp_path / "bom.json"
+    path.write_text("\ufeff" + json.dumps({"accounts": [OSOBNI]}), encoding="utf-8")
+    assert run(["--config", str(path)]).returncode == 0

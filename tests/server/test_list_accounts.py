@@ -1,0 +1,165 @@
+"""mg_list_accounts and mg_reload_config through a real MCP client, against the emulator over TLS."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from gmail_emulator import GmailEmulator, SmtpFault
+from mcp_multi_gmail.runtime import Runtime
+from mcp_multi_gmail.server import build_server
+
+pytestmark = pytest.mark.anyio
+
+OSOBNI = {"name": "osobni", "address": "osobni@example.cz", "password": "osobniheslohesla"}
+TYM = {"name": "tym", "address": "tym@example.com", "password": "tymovehesloheslo"}
+
+
+async def call(runtime: Runtime, tool: str, args: dict[str, Any] | None = None) -> Any:
+    async with Client(build_server(runtime)) as client:
+        return await client.call_tool(tool, args or {})
+
+
+async def test_list_without_verify_shows_settings_but_no_password(
+    write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    path = write_config(
+        [
+            {
+                **OSOBNI,
+                "can_send": True,
+                "allowed_recipients": ["@example.cz"],
+                "processed_label": "Asistent",
+            },
+            {**TYM, "shared": True, "assignment_labels": ["Anna", "Beda"], "my_label": "Anna"},
+        ],
+        watch_hours="9-19",
+        watch_interval="10m",
+    )
+    result = await call(make_runtime(path), "mg_list_accounts")
+    assert result.is_error is False
+    data = result.structured_content
+    assert [a["account"] for a in data["accounts"]] == ["osobni", "tym"]
+    osobni = data["accounts"][0]
+    assert osobni["allowed_recipients"] == ["@example.cz"] and osobni["can_send"] is True
+    assert osobni["processed_label"] == "Asistent"
+    assert data["accounts"][1]["my_label"] == "Anna"
+    assert data["accounts"][1]["allowed_recipients"] is None
+    assert data["watch_hours"] == "9-19" and data["watch_interval_minutes"] == 10
+    assert data["verified"] is False and data["failures"] == []
+    text = json.dumps(data) + result.content[0].text
+    assert OSOBNI["password"] not in text and TYM["password"] not in text
+
+
+async def test_verify_good_passwords_logs_in_and_finds_smtp_port(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    runtime = make_runtime(write_config([{**OSOBNI, "can_send": True}, TYM]))
+    result = await call(runtime, "mg_list_accounts", {"verify": True})
+    data = result.structured_content
+    assert result.is_error is False
+    assert data["verified"] is True
+    assert data["failures"] == []
+    assert data["smtp"] == [{"account": "osobni", "port": 465}]
+    assert runtime.smtp_ports == {"osobni": 465}
+    # One IMAP connection per mailbox, and nothing was sent.
+    assert emulator.connections("osobni@example.cz") == 1
+    assert emulator.connections("tym@example.com") == 1
+    assert emulator.outbox() == []
+
+
+async def test_verify_bad_password_reports_gmails_text_beside_the_others(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    runtime = make_runtime(write_config([{**OSOBNI, "password": "wrongwrongwrongw", "can_send": True}, TYM]))
+    data = (await call(runtime, "mg_list_accounts", {"verify": True})).structured_content
+    assert [a["account"] for a in data["accounts"]] == ["osobni", "tym"]
+    failures = {(f["account"], f["check"]): f for f in data["failures"]}
+    assert set(failures) == {("osobni", "imap"), ("osobni", "smtp")}
+    imap_failure = failures[("osobni", "imap")]
+    assert imap_failure["code"] == "auth_failed"
+    assert "[AUTHENTICATIONFAILED] Invalid credentials (Failure)" in imap_failure["message"]
+    assert failures[("osobni", "smtp")]["code"] == "auth_failed"
+    assert "535" in failures[("osobni", "smtp")]["message"]
+    assert data["smtp"] == []
+    assert "wrongwrongwrongw" not in json.dumps(data)
+
+
+async def test_verify_falls_through_to_587_when_465_fails(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    emulator.add_smtp_fault(SmtpFault(stage="connect", action="421", times=-1, port_kind="ssl"))
+    runtime = make_runtime(write_config([{**OSOBNI, "can_send": True}]))
+    data = (await call(runtime, "mg_list_accounts", {"verify": True})).structured_content
+    assert data["failures"] == []
+    assert data["smtp"] == [{"account": "osobni", "port": 587}]
+    assert runtime.smtp_ports["osobni"] == 587
+
+
+async def test_verify_with_fixed_port_does_not_try_the_other(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    emulator.add_smtp_fault(SmtpFault(stage="connect", action="421", times=-1, port_kind="ssl"))
+    runtime = make_runtime(write_config([{**OSOBNI, "can_send": True, "smtp_port": 465}]))
+    data = (await call(runtime, "mg_list_accounts", {"verify": True})).structured_content
+    [failure] = data["failures"]
+    assert failure["check"] == "smtp" and failure["code"] == "upstream_error"
+    assert "465" in failure["message"] and "smtp_port" in failure["message"]
+
+
+async def test_verify_unknown_mailbox_on_server_is_auth_failure_not_a_crash(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    stranger = {"name": "cizi", "address": "nikdo@example.org", "password": "abcdefghijklmnop"}
+    runtime = make_runtime(write_config([OSOBNI, stranger]))
+    data = (await call(runtime, "mg_list_accounts", {"verify": True})).structured_content
+    assert [(f["account"], f["check"], f["code"]) for f in data["failures"]] == [("cizi", "imap", "auth_failed")]
+
+
+async def test_reload_reports_changes_and_keeps_old_settings_on_error(
+    write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    path = write_config([OSOBNI, TYM])
+    runtime = make_runtime(path)
+    runtime.smtp_ports["osobni"] = 587
+    write_config(
+        [
+            {**OSOBNI, "password": "novenoveheslohes"},
+            {"name": "dalsi", "address": "d@example.com", "password": "abcdefghijklmnop"},
+        ]
+    )
+    async with Client(build_server(runtime)) as client:
+        result = await client.call_tool("mg_reload_config", {})
+        data = result.structured_content
+        assert result.is_error is False
+        assert data["accounts_added"] == ["dalsi"]
+        assert data["accounts_removed"] == ["tym"]
+        assert data["accounts_changed"] == ["osobni"]
+        assert runtime.smtp_ports == {"osobni": 587}
+        assert "novenoveheslohes" not in json.dumps(data)
+
+        path.write_text('{"accounts": [{"name": "Spatne"}]}', encoding="utf-8")
+        broken = await client.call_tool("mg_reload_config", {})
+        assert broken.is_error is True
+        assert broken.structured_content["error"]["code"] == "config_invalid"
+        assert "previous settings stay" in broken.structured_content["error"]["message"]
+        listed = await client.call_tool("mg_list_accounts", {})
+        assert [a["account"] for a in listed.structured_content["accounts"]] == ["osobni", "dalsi"]
+
+
+async def test_tools_declare_schema_title_annotations(
+    write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    async with Client(build_server(make_runtime(write_config([OSOBNI])))) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    for tool in tools.values():
+        assert tool.name.startswith("mg_")
+        assert tool.title and tool.output_schema is not None and tool.annotations is not None
+        for name, spec in tool.input_schema.get("properties", {}).items():
+            assert spec.get("description"), f"{tool.name}.{name} has no description"
+    assert tools["mg_list_accounts"].annotations.read_only_hint is True

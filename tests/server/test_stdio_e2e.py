@@ -1,0 +1,128 @@
+"""End to end: the installed server as a subprocess over stdio, with the SDK's client and raw JSON-RPC."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import TextResourceContents
+
+from gmail_emulator import GmailEmulator
+from mcp_multi_gmail.instructions import GUIDE_URI
+
+OSOBNI = {
+    "name": "osobni",
+    "address": "osobni@example.cz",
+    "password": "osobniheslohesla",
+    "processed_label": "Asistent",
+    "can_send": True,
+}
+TYM = {"name": "tym", "address": "tym@example.com", "password": "tymovehesloheslo"}
+SCRIPT = Path(sys.executable).parent / "mcp-multi-gmail"
+
+
+def server_env(emulator: GmailEmulator) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", ""), **emulator.env()}
+
+
+@pytest.mark.anyio
+async def test_sdk_client_over_stdio(emulator: GmailEmulator, write_config: Callable[..., Path]) -> None:
+    config = write_config([OSOBNI, TYM])
+    params = StdioServerParameters(command=str(SCRIPT), args=["--config", str(config)], env=server_env(emulator))
+    async with Client(params) as client:
+        assert client.instructions is not None
+        assert "osobni" in client.instructions and GUIDE_URI in client.instructions
+        tools = (await client.list_tools()).tools
+        assert {"mg_list_accounts", "mg_reload_config"} <= {t.name for t in tools}
+        for tool in tools:
+            assert tool.output_schema is not None and tool.title and tool.annotations is not None
+        guide = (await client.read_resource(GUIDE_URI)).contents[0]
+        assert isinstance(guide, TextResourceContents) and "mg_next_pass" in guide.text
+        result = await client.call_tool("mg_list_accounts", {"verify": True})
+        assert result.is_error is False
+        assert result.structured_content is not None
+        assert result.structured_content["failures"] == []
+        assert result.structured_content["smtp"] == [{"account": "osobni", "port": 465}]
+
+
+def _rpc(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(message).encode() + b"\n")
+    proc.stdin.flush()
+
+
+def _read_reply(proc: subprocess.Popen[bytes], request_id: int) -> dict[str, Any]:
+    """Read stdout lines until the reply to request_id; every line must be JSON-RPC."""
+    assert proc.stdout is not None
+    while True:
+        line = proc.stdout.readline()
+        assert line, "server closed stdout"
+        message = json.loads(line)  # a stray print() would fail here
+        assert message.get("jsonrpc") == "2.0"
+        if message.get("id") == request_id:
+            return message
+
+
+def test_stdout_carries_only_protocol(emulator: GmailEmulator, write_config: Callable[..., Path]) -> None:
+    config = write_config([OSOBNI, {**TYM, "password": "wrongwrongwrongw"}])
+    proc = subprocess.Popen(
+        [str(SCRIPT), "--config", str(config)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=server_env(emulator),
+    )
+    try:
+        _rpc(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw-test", "version": "1"},
+                },
+            },
+        )
+        init = _read_reply(proc, 1)
+        assert init["result"]["serverInfo"]["name"] == "mcp-multi-gmail"
+        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        _rpc(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "mg_list_accounts", "arguments": {"verify": True}},
+            },
+        )
+        reply = _read_reply(proc, 2)["result"]
+        failures = reply["structuredContent"]["failures"]
+        assert [(f["account"], f["code"]) for f in failures] == [("tym", "auth_failed")]
+        _rpc(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "mg_list_accounts", "arguments": {"verify": "nope"}},
+            },
+        )
+        assert _read_reply(proc, 3)["result"]["isError"] is True
+    finally:
+        rest, errors = proc.communicate(timeout=30)  # closes stdin: the server must then exit by itself
+    for line in rest.splitlines():
+        json.loads(line)
+    assert proc.returncode == 0
+    text = errors.decode()
+    assert "běží" in text
+    assert "wrongwrongwrongw" not in text and "osobniheslohesla" not in text
