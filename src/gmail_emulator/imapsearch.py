@@ -66,7 +66,7 @@ class SearchItem(Protocol):
     def parsed(self) -> ParsedMessage: ...
     @property
     def indexed(self) -> SearchView | None:
-        """The search index's view of the message (None = not indexed yet); only X-GM-RAW uses it."""
+        """The search index's view of the message (None = not indexed yet); X-GM-RAW and X-GM-LABELS use it."""
         ...
 
 
@@ -319,7 +319,11 @@ class LabelKey(SearchNode):
     def matches(self, item: SearchItem, ctx: SearchContext) -> bool:
         wanted = self.label.casefold()
         wanted = _LABEL_ALIASES.get(wanted, wanted)
-        return any(label.casefold() == wanted for label in item.labels)
+        # Assumed, not verified: Gmail answers X-GM-LABELS from the same lagging index as X-GM-RAW,
+        # so a label written a moment ago may not be searchable yet (FETCH always sees it).
+        view = item.indexed
+        labels = view.labels if view is not None else item.labels
+        return any(label.casefold() == wanted for label in labels)
 
 
 @dataclass(frozen=True)
