@@ -457,7 +457,7 @@ async def idle(session: ImapSession) -> str:
         while True:
             if session.folder is not None:
                 session.report_updates(expunge_ok=True, idle=True)
-                await session.flush()
+                await session.flush(record=False)
             session.changed.clear()
             waiter = asyncio.ensure_future(session.changed.wait())
             pending: set[asyncio.Future[Any]] = {read, waiter}

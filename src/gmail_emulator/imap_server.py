@@ -207,6 +207,7 @@ class ImapSession:
         self.changed = asyncio.Event()
         self.closing = False
         self._out: list[bytes] = []
+        self._pending_record: tuple[str, str, float, float] | None = None
         self._seen_modseq = 0
         self._loop = asyncio.get_running_loop()
         peer = writer.get_extra_info("peername")
@@ -283,12 +284,15 @@ class ImapSession:
 
     async def continuation(self, text: str = "") -> None:
         self._out.append(b"+ " + text.encode() + b"\r\n")
-        await self.flush()
+        await self.flush(record=False)
 
     async def _go_ahead(self) -> None:
         await self.continuation("go ahead")
 
-    async def flush(self, *, cut: bool = False) -> None:
+    async def flush(self, *, cut: bool = False, record: bool = True) -> None:
+        """Write the buffered output; `record` first counts the running command (see `_record`)."""
+        if record:
+            self._record()
         data = b"".join(self._out)
         self._out.clear()
         if cut:
@@ -331,10 +335,11 @@ class ImapSession:
             tag = parse_tag(raw.data) or "*"
             self._tagged(tag, raw.error or f"BAD {PARSE_ERROR}")
             self.closing = raw.fatal
+            self._pending_record = ("?", line, started_wall, started)
             await self.flush()
-            self._record("?", line, started_wall, started)
             return
         name = cmd.name
+        self._pending_record = (name, line, started_wall, started)
         account_name = self.account.address if self.account else _login_name(cmd)
         fault = self.observer.take_fault(self.id, name, account_name)
         delay = self.observer.latency_for(name)
@@ -351,9 +356,15 @@ class ImapSession:
             if cut:
                 self.abort()
         finally:
-            self._record(name, line, started_wall, started)
+            self._record()
 
-    def _record(self, name: str, line: str, started_wall: float, started: float) -> None:
+    def _record(self) -> None:
+        """Count the command (done before its reply goes out, so a client that got the reply
+        always finds the command in the observer)."""
+        pending, self._pending_record = self._pending_record, None
+        if pending is None:
+            return
+        name, line, started_wall, started = pending
         account = self.account.address if self.account else None
         self.observer.record_command(self.id, account, name, line, started_wall, time.monotonic() - started)
 

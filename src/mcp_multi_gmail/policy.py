@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mcp_multi_gmail.errors import MailError
+from mcp_multi_gmail.headers import check_header_value as check_header_value  # re-exported for callers
+from mcp_multi_gmail.headers import is_header_breaking
 
 MAX_MESSAGE_BYTES = 25 * 1024 * 1024
 ALLOWED_FLAGS = ("seen", "flagged", "answered")
@@ -61,21 +63,6 @@ def _refuse_bare_str(name: str, value: object) -> None:
         raise TypeError(f"{name} must be a sequence of strings, not a single string")
 
 
-def _is_header_breaking(ch: str) -> bool:
-    """Controls that could end a header line or hide in one (TAB is legitimate folding white space)."""
-    code = ord(ch)
-    if ch == "\t":
-        return False
-    # C0, DEL, C1 (incl. NEL) and the Unicode line/paragraph separators: Python's str.splitlines
-    # treats several of these as line breaks, so none may reach a header.
-    return code < 0x20 or 0x7F <= code <= 0x9F or ch in "\u2028\u2029"
-
-
-def _describe_char(ch: str) -> str:
-    names = {"\r": "CR", "\n": "LF", "\x00": "NUL"}
-    return f"{names[ch]} (U+{ord(ch):04X})" if ch in names else f"U+{ord(ch):04X}"
-
-
 def _label_key(label: str) -> str:
     # NFC (not NFKC) so the same letters typed as decomposed sequences match, while a
     # look-alike from another script or a compatibility form stays a different label.
@@ -97,7 +84,7 @@ def check_can_send(account: str, can_send: bool) -> None:
 
 def _address_problem(address: str) -> bool:
     """True if `address` is not one plain `local@domain` address."""
-    if any(_is_header_breaking(ch) or ch.isspace() or not ch.isprintable() for ch in address):
+    if any(is_header_breaking(ch) or ch.isspace() or not ch.isprintable() for ch in address):
         return True
     if any(ch in _ADDRESS_SPECIALS for ch in address):
         return True
@@ -121,7 +108,7 @@ def check_recipients(account: str, allowed: Sequence[str] | None, recipients: Se
 
     # Controls are looked for before trimming: the caller may hand the untrimmed value to SMTP.
     malformed = [
-        r for r in recipients if any(_is_header_breaking(ch) for ch in r) or _address_problem(r.strip())
+        r for r in recipients if any(is_header_breaking(ch) for ch in r) or _address_problem(r.strip())
     ]
     trimmed = [r.strip() for r in recipients]
     if malformed:
@@ -183,18 +170,6 @@ def resolve_sender(
         "send_forbidden",
         f'Mailbox "{account}" may not write as "{_show(from_alias.strip())}". {known}. Nothing was sent.',
     )
-
-
-def check_header_value(field: str, value: str) -> None:
-    """A header value may not carry line breaks or controls: they could start a new header."""
-    bad = [ch for ch in value if _is_header_breaking(ch)]
-    if bad:
-        chars = ", ".join(dict.fromkeys(_describe_char(ch) for ch in bad))
-        raise MailError(
-            "invalid_input",
-            f"The {field} contains a line break or control character ({chars}), which a mail "
-            "header cannot carry. Give it on a single line without control characters.",
-        )
 
 
 # --- attachments ---------------------------------------------------------------------------
@@ -267,7 +242,7 @@ def resolve_attachments(paths: Sequence[str], attachment_dirs: Sequence[Path]) -
 
 def _checked_label(label: str) -> str:
     """Shared input checks of both label tools; returns the trimmed label."""
-    if any(_is_header_breaking(ch) for ch in label):
+    if any(is_header_breaking(ch) for ch in label):
         raise MailError(
             "invalid_input", f'The label "{_show(label)}" contains a line break or control character.'
         )

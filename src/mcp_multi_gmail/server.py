@@ -11,7 +11,7 @@ from mcp.server.mcpserver.resources import TextResource
 from . import __version__
 from .instructions import GUIDE_URI, build_instructions
 from .runtime import Runtime
-from .tools import accounts, read, work
+from .tools import accounts, outgoing, read, work
 
 SERVER_NAME = "mcp-multi-gmail"
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
@@ -47,4 +47,5 @@ def build_server(runtime: Runtime) -> MCPServer:
     accounts.register(server, runtime)
     read.register(server, runtime)
     work.register(server, runtime)
+    outgoing.register(server, runtime)
     return server

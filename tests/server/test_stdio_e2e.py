@@ -126,3 +126,30 @@ def test_stdout_carries_only_protocol(emulator: GmailEmulator, write_config: Cal
     text = errors.decode()
     assert "běží" in text
     assert "wrongwrongwrongw" not in text and "osobniheslohesla" not in text
+
+
+@pytest.mark.anyio
+async def test_draft_send_then_trash_the_draft_over_stdio(
+    emulator: GmailEmulator, write_config: Callable[..., Path]
+) -> None:
+    config = write_config([OSOBNI])
+    params = StdioServerParameters(command=str(SCRIPT), args=["--config", str(config)], env=server_env(emulator))
+    text = {"to": ["petr@partner.example"], "subject": "Schůzka", "body": "Hodí se vám úterý?"}
+    async with Client(params) as client:
+        draft = await client.call_tool("mg_save_draft", {"account": "osobni", **text})
+        assert draft.is_error is False and draft.structured_content is not None
+        draft_id = draft.structured_content["message_id"]
+        sent = await client.call_tool(
+            "mg_send_message", {"account": "osobni", **text, "quote_original": False, "signature": False}
+        )
+        assert sent.is_error is False and sent.structured_content is not None
+        assert sent.structured_content["sent_copy"]["saved"] is True
+        trashed = await client.call_tool("mg_trash_message", {"account": "osobni", "message_id": draft_id})
+        assert trashed.is_error is False and trashed.structured_content is not None
+        assert trashed.structured_content["moved"] is True
+        listed = await client.call_tool("mg_list_drafts", {"account": "osobni"})
+        assert listed.structured_content is not None and listed.structured_content["total_drafts"] == 0
+    [delivered] = emulator.outbox()
+    assert delivered.recipients == ["petr@partner.example"] and b"Hodi se vam" not in delivered.data
+    draft_info = emulator.message("osobni@example.cz", draft_id)
+    assert draft_info is not None and draft_info.location == "trash"

@@ -2,37 +2,14 @@
 
 from __future__ import annotations
 
-import html as html_lib
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..text import html_to_text
 from .models import RawSignature
 from .paths import absolute_from
 from .report import Problems
 from .resolved import Signature
-
-_BODY_OPEN = re.compile(r"<body\b[^>]*>", re.IGNORECASE)
-_BODY_CLOSE = re.compile(r"</body\s*>", re.IGNORECASE)
-_SCRIPT_STYLE = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
-_BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
-_BLOCK_END = re.compile(r"</(?:p|div|tr|li|h[1-6]|blockquote)\s*>", re.IGNORECASE)
-_TAG = re.compile(r"<[^>]*>")
-_MANY_NEWLINES = re.compile(r"\n{3,}")
-
-
-def html_to_text(markup: str) -> str:
-    """A crude plain-text version of an HTML fragment (good enough for a signature)."""
-    start = _BODY_OPEN.search(markup)
-    if start is not None:
-        ends = list(_BODY_CLOSE.finditer(markup, start.end()))
-        markup = markup[start.end() : ends[-1].start()] if ends else markup[start.end() :]
-    markup = _SCRIPT_STYLE.sub("", markup)
-    markup = _BR.sub("\n", markup)
-    markup = _BLOCK_END.sub("\n", markup)
-    markup = _TAG.sub("", markup)
-    text = html_lib.unescape(markup).replace("\xa0", " ").replace("\r\n", "\n")
-    return _MANY_NEWLINES.sub("\n\n", text).strip()
 
 
 def resolve_signatures(

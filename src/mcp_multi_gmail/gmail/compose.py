@@ -1,6 +1,6 @@
 """Outgoing messages, built once: the same bytes serve a draft APPEND, SMTP and a Sent APPEND.
 
-Pure: no sockets, no files. Every header value is checked by `policy.check_header_value`
+Pure: no sockets, no files. Every header value is checked by `headers.check_header_value`
 before it reaches the `email` package, so a line break in a subject, name, address,
 filename or message id is refused instead of becoming a header of its own.
 
@@ -29,9 +29,9 @@ from email.policy import SMTP, Policy
 from typing import Any, ClassVar, Literal
 
 from ..config.resolved import Signature
-from ..config.signatures import html_to_text
 from ..errors import MailError
-from ..policy import check_header_value
+from ..headers import check_header_value
+from ..text import html_to_text
 
 __all__ = [
     "Composed",

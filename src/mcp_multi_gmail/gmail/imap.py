@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import ssl
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -68,6 +69,7 @@ def network_error(account: str, error: BaseException) -> MailError:
     )
 
 
+_APPENDUID = re.compile(r"APPENDUID (\d+) (\d+)", re.IGNORECASE)
 AUTH_HEADER = "BODY.PEEK[HEADER.FIELDS (AUTHENTICATION-RESULTS)]"
 _AUTH_KEY = b"BODY[HEADER.FIELDS (AUTHENTICATION-RESULTS)]"
 
@@ -131,6 +133,7 @@ class ImapSession:
         self.account = account
         self._listing: list[tuple[str, str | None, bool]] | None = None
         self._selected: tuple[str, bool] | None = None
+        self._exists = 0  # messages in the open folder, from the SELECT/EXAMINE answer
 
     def all_folders(self) -> list[tuple[str, str | None, bool]]:
         """(path, special-use flag or None, selectable) for every folder, from one LIST per session."""
@@ -168,7 +171,8 @@ class ImapSession:
         """EXAMINE (read-only, never sets \\Seen) or SELECT a special folder found by its flag."""
         path = self.folder(special)
         if self._selected != (path, writable):
-            self.client.select_folder(path, readonly=not writable)
+            answer = self.client.select_folder(path, readonly=not writable)
+            self._exists = int(answer.get(b"EXISTS", 0) or 0)
             self._selected = (path, writable)
         return path
 
@@ -197,7 +201,7 @@ class ImapSession:
         terms = " ".join(f'rfc822msgid:"{bare}"' for bare in bare_ids)
         uids = self.search_raw(f"{{{terms}}}" if len(bare_ids) > 1 else terms)
         found: dict[str, list[int]] = {}
-        for uid, item in self.fetch(uids, ["ENVELOPE", "X-GM-LABELS", "FLAGS"]).items():
+        for uid, item in self.fetch(uids, ["ENVELOPE", "X-GM-THRID", "X-GM-LABELS", "FLAGS"]).items():
             key = item.envelope.message_id if item.envelope else None
             if key is not None:
                 found.setdefault(key, []).append(uid)
@@ -241,6 +245,41 @@ class ImapSession:
                 self.client.add_flags(uids, flags, silent=True)
             else:
                 self.client.remove_flags(uids, flags, silent=True)
+        except IMAPClientAbortError:
+            raise
+        except IMAPClientError:
+            return False
+        return True
+
+    def fetch_all(self, items: list[str]) -> dict[int, Fetched]:
+        """Every message of the open folder: one SEARCH ALL and one FETCH (an empty folder costs nothing)."""
+        if not self._exists:
+            return {}
+        return self.fetch(self.search(["ALL"]), items)
+
+    def fetch_parts(self, uid: int, part_ids: list[str]) -> dict[str, bytes]:
+        """Several body parts of one message in one FETCH."""
+        if not part_ids:
+            return {}
+        answer = self.client.fetch([uid], [f"BODY.PEEK[{p}]" for p in part_ids]).get(uid) or {}
+        found: dict[str, bytes] = {}
+        for part_id in part_ids:
+            value = answer.get(f"BODY[{part_id}]".encode())
+            if value is not None:
+                found[part_id] = bytes(value)
+        return found
+
+    def append(self, special: str, data: bytes, flags: list[str], when: datetime | None) -> int | None:
+        """APPEND to a special folder; the new UID from APPENDUID, or None when Gmail gave none."""
+        path = self.folder(special)
+        answer = self.client.append(path, data, flags=flags, msg_time=when)
+        match = _APPENDUID.search(_text(answer))
+        return int(match.group(2)) if match else None
+
+    def move(self, uids: list[int], special: str) -> bool:
+        """UID MOVE to a special folder (Gmail advertises MOVE only after login); False when refused."""
+        try:
+            self.client.move(uids, self.folder(special))
         except IMAPClientAbortError:
             raise
         except IMAPClientError:

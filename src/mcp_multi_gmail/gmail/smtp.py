@@ -85,3 +85,84 @@ def probe_order(configured: int | None, remembered: int | None) -> tuple[int, ..
     if remembered is not None:
         return (remembered,)
     return (SMTPS, SUBMISSION)
+
+
+@dataclass(frozen=True)
+class Submission:
+    accepted: list[str]
+    rejected: list[str]
+    response: str
+
+
+class SendFailed(Exception):
+    """A submission that did not complete. `maybe_sent` is True only once the message bytes were
+    on their way (during or after DATA): then Gmail may have accepted it and it must not be retried."""
+
+    def __init__(
+        self,
+        stage: str,
+        reason: str,
+        *,
+        maybe_sent: bool,
+        refused: bool = False,
+        accepted: list[str] | None = None,
+        rejected: list[str] | None = None,
+    ) -> None:
+        super().__init__(reason)
+        self.stage = stage
+        self.reason = reason
+        self.maybe_sent = maybe_sent
+        self.refused = refused  # Gmail answered with an error code (as opposed to the connection breaking)
+        self.accepted = accepted or []  # recipients Gmail took at RCPT before the failure
+        self.rejected = rejected or []
+
+
+async def submit(
+    endpoint: Endpoint,
+    gmail_port: int,
+    address: str,
+    password: str,
+    envelope_from: str,
+    recipients: list[str],
+    data: bytes,
+) -> Submission:
+    """One submission attempt through one port, stage by stage, so a failure says whether the
+    message may have gone. Never retried here: a broken DATA may still have been accepted."""
+    client = _client(endpoint, gmail_port)
+    stage = "connect"
+    accepted: list[str] = []
+    rejected: list[str] = []
+    try:
+        await client.connect(timeout=CONNECT_TIMEOUT_S)
+        stage = "login"
+        await client.login(address, password)
+        stage = "mail"
+        await client.mail(envelope_from)
+        stage = "rcpt"
+        for recipient in recipients:
+            try:
+                await client.rcpt(recipient)
+                accepted.append(recipient)
+            except aiosmtplib.SMTPRecipientRefused:
+                rejected.append(recipient)
+        if not accepted:
+            raise SendFailed("rcpt", "Gmail refused every recipient", maybe_sent=False, refused=True)
+        stage = "data"
+        response = await client.data(data)
+    except aiosmtplib.SMTPAuthenticationError:
+        raise
+    except SendFailed:
+        raise
+    except aiosmtplib.SMTPResponseException as error:
+        # Gmail answered with a code: it refused, and a refusal means nothing was accepted.
+        raise SendFailed(stage, _reason(error), maybe_sent=False, refused=True) from None
+    except (aiosmtplib.SMTPException, OSError, TimeoutError) as error:
+        maybe = stage == "data"
+        raise SendFailed(stage, _reason(error), maybe_sent=maybe, accepted=accepted, rejected=rejected) from None
+    finally:
+        if client.is_connected:
+            try:
+                await client.quit()
+            except (aiosmtplib.SMTPException, OSError, TimeoutError):
+                client.close()
+    return Submission(accepted, rejected, f"{response.code} {response.message}".strip())

@@ -291,3 +291,71 @@ class FlagsResult(BaseModel):
     flags_after: list[str]
     changed: list[str]
     already_set: list[str]
+
+
+# ---------------------------------------------------------------- drafts, sending, trash
+
+
+class DraftResult(BaseModel):
+    account: str
+    folder: str
+    message_id: str
+    uid: int | None
+    from_: Address = Field(alias="from")
+    to: list[str]
+    thread_id: str | None
+    joined_thread: bool | None = Field(description="Reply drafts: whether Gmail put it into the answered thread")
+    attachments: list[str] = Field(description="File names actually attached")
+    signature: str | None
+    quoted: bool
+    warning: str | None
+
+    model_config = {"populate_by_name": True}
+
+
+class DraftSummary(MessageSummary):
+    in_reply_to: str | None
+    joined_thread: bool | None
+    warning: str | None
+
+
+class DraftsResult(BaseModel):
+    account: str
+    folder: str
+    total_drafts: int
+    drafts: list[DraftSummary]
+
+
+class SentCopy(BaseModel):
+    saved: bool
+    filed_by: Literal["gmail", "server"] | None
+    folder: str | None
+    uid: int | None
+    error: str | None
+
+
+class SendResult(BaseModel):
+    account: str
+    from_: Address = Field(alias="from")
+    message_id: str
+    accepted: list[str]
+    rejected: list[str]
+    pending: list[str]
+    smtp_response: str
+    smtp_port: int
+    sent_copy: SentCopy
+    attachments: list[str]
+    signature: str | None
+    quoted: bool
+    warning: str | None
+
+    model_config = {"populate_by_name": True}
+
+
+class TrashResult(BaseModel):
+    account: str
+    message_id: str
+    folder: str
+    moved: bool
+    uid_in_trash: int | None
+    note: str

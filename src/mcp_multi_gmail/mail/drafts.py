@@ -1,0 +1,128 @@
+"""mg_save_draft and mg_list_drafts: drafts go to the \\Drafts folder, nothing goes out."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from .. import policy
+from ..config import Account
+from ..domain import Address
+from ..gmail.compose import compose
+from ..gmail.imap import ALL_MAIL, DRAFTS, ImapSession
+from ..runtime import Runtime
+from .outgoing import Original, Prepared, Request, draft_of, no_quote_warning, prepare, read_original
+from .read import in_session
+from .results import DraftResult, DraftsResult, DraftSummary
+from .summary import carries, summarize
+
+DETACHED = (
+    "The draft answers a message but is not in its thread, so sending it would start a separate "
+    "conversation. Check the In-Reply-To value."
+)
+
+
+def new_message_id(address: str) -> str:
+    domain = address.rpartition("@")[2] or "localhost"
+    return f"{uuid.uuid4().hex}.mg@{domain}"
+
+
+def _save(session: ImapSession, runtime: Runtime, account: Account, prepared: Prepared) -> DraftResult:
+    request = prepared.request
+    original = Original(None, None)
+    if prepared.in_reply_to:
+        original = read_original(session, account, prepared.in_reply_to, with_quote=request.quote_original)
+    composed = compose(
+        draft_of(prepared, original.quote if request.quote_original else None),
+        message_id=new_message_id(prepared.sender[0]),
+        date=datetime.now(UTC),
+        quote_locale=runtime.config.quote_locale,
+    )
+    policy.check_message_size(len(composed.data), len(prepared.files))
+    folder = session.folder(DRAFTS)
+    # \Seen only: Gmail's own drafts carry no \Draft flag, and a flagged one looks foreign in the web UI.
+    uid = session.append(DRAFTS, composed.data, ["\\Seen"], None)
+    stored_thread: int | None = None
+    if uid is not None:
+        session.open(DRAFTS)
+        stored = session.fetch([uid], ["X-GM-THRID"]).get(uid)
+        stored_thread = stored.thread_id if stored else None
+    joined = None if original.thread_id is None or stored_thread is None else stored_thread == original.thread_id
+    warning = None
+    if joined is False:
+        warning = (
+            "Saved, but the draft did not join the thread it replies to, so it would go out as a separate "
+            "message. Check the In-Reply-To value."
+        )
+    if warning is None:
+        warning = no_quote_warning(prepared, request.quote_original, composed.quoted)
+    if warning is None and uid is None:
+        warning = "The draft was stored but could not be read back to check it."
+    return DraftResult(
+        account=account.name,
+        folder=folder,
+        message_id=composed.message_id,
+        uid=uid,
+        from_=Address(name=prepared.sender[1], address=prepared.sender[0]),
+        to=request.to,
+        thread_id=None if stored_thread is None else str(stored_thread),
+        joined_thread=joined,
+        attachments=[name for name, _data, _mime in prepared.files],
+        signature=prepared.signature.name if prepared.signature else None,
+        quoted=composed.quoted,
+        warning=warning,
+    )
+
+
+async def save_draft(runtime: Runtime, account_name: str, request: Request) -> DraftResult:
+    account = runtime.account(account_name)
+    prepared = prepare(runtime.config, account, request, sending=False)
+    return await in_session(runtime, account, lambda s: _save(s, runtime, account, prepared))
+
+
+def _list(session: ImapSession, account: Account, limit: int) -> DraftsResult:
+    now = datetime.now(UTC)
+    folder = session.open(DRAFTS)
+    fetched = session.fetch_all(["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS", "RFC822.SIZE"])
+    for item in fetched.values():
+        # Gmail leaves a folder's own label out of X-GM-LABELS inside that folder: put \Draft back.
+        if not carries(item.labels, "\\Draft"):
+            item.labels = (*(item.labels or ()), "\\Draft")
+    ordered = sorted(fetched.values(), key=lambda m: (m.internaldate or now, m.uid), reverse=True)
+    page = ordered[:limit]
+    parents = sorted({m.envelope.in_reply_to for m in page if m.envelope and m.envelope.in_reply_to})
+    parent_threads: dict[str, int | None] = {}
+    if parents:
+        session.open(ALL_MAIL)
+        found = session.find_message_ids(parents)
+        by_key = {key.casefold(): uids for key, uids in found.items()}
+        threads = session.fetch(sorted({max(u) for u in by_key.values()}), ["X-GM-THRID"])
+        for parent in parents:
+            uids = by_key.get(parent.casefold())
+            item = threads.get(max(uids)) if uids else None
+            parent_threads[parent] = item.thread_id if item else None
+    drafts: list[DraftSummary] = []
+    for draft in page:
+        answered = draft.envelope.in_reply_to if draft.envelope else None
+        parent_thread = parent_threads.get(answered) if answered else None
+        joined = None if parent_thread is None or draft.thread_id is None else draft.thread_id == parent_thread
+        warning = None
+        if joined is False:
+            warning = DETACHED
+        elif answered and parent_thread is None:
+            warning = (
+                f"The message this draft answers, {answered}, is no longer in this mailbox, so whether the "
+                "draft is still in its thread could not be checked."
+            )
+        summary = summarize(draft, account, now)
+        drafts.append(
+            DraftSummary(
+                **summary.model_dump(by_alias=False), in_reply_to=answered, joined_thread=joined, warning=warning
+            )
+        )
+    return DraftsResult(account=account.name, folder=folder, total_drafts=len(ordered), drafts=drafts)
+
+
+async def list_drafts(runtime: Runtime, account_name: str, max_results: int) -> DraftsResult:
+    account = runtime.account(account_name)
+    return await in_session(runtime, account, lambda s: _list(s, account, max_results))

@@ -1,0 +1,245 @@
+"""mg_send_message: policy first, one SMTP attempt, never twice, then the Sent copy verified.
+
+The Message-ID is derived from the content and the UTC date, and Sent is searched for it before
+anything goes out: a retry after a timeout finds the first send and is refused as a duplicate
+instead of delivering the message again.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import aiosmtplib
+
+from .. import policy
+from ..config import Account
+from ..domain import Address
+from ..errors import MailError
+from ..gmail import imap, smtp
+from ..gmail.compose import Composed, compose, content_message_id
+from ..gmail.imap import SENT, ImapSession
+from ..runtime import Runtime
+from .outgoing import Original, Prepared, Request, draft_of, no_quote_warning, prepare, read_original
+from .read import in_session
+from .results import SendResult, SentCopy
+
+# Gmail files SMTP mail into Sent by itself, usually within seconds: look three times over ~3 s.
+SENT_CHECK_DELAYS_S = (0.0, 1.0, 2.0)
+
+
+def _message_id(account: Account, prepared: Prepared, repeat: bool) -> str:
+    request = prepared.request
+    domain = prepared.sender[0].rpartition("@")[2]
+    if repeat:
+        return f"{uuid.uuid4().hex}.mg@{domain}"  # a deliberate second send is a new message
+    return content_message_id(
+        account=account.name,
+        sender=prepared.sender[0],
+        to=request.to,
+        cc=request.cc,
+        bcc=request.bcc,
+        subject=request.subject,
+        body=request.body,
+        html_body=request.html_body,
+        attachments=[(name, data) for name, data, _mime in prepared.files],
+        in_reply_to=prepared.in_reply_to,
+        day=datetime.now(UTC).date(),
+        domain=domain,
+    )
+
+
+def _find_in_sent(session: ImapSession, bare: str) -> int | None:
+    session.open(SENT)
+    uids = session.search_raw(f'rfc822msgid:"{bare}"')
+    return max(uids) if uids else None
+
+
+@dataclass
+class _Before:
+    original: Original
+
+
+def _before_sending(
+    session: ImapSession, account: Account, prepared: Prepared, message_id: str, repeat: bool
+) -> _Before:
+    """On one IMAP connection, before anything goes out: the duplicate check and the quote."""
+    if not repeat:
+        earlier = _find_in_sent(session, message_id)
+        if earlier is not None:
+            raise MailError(
+                "duplicate_send",
+                f'This exact message was already sent today from mailbox "{account.name}": it is in '
+                f'"{session.folder(SENT)}" as <{message_id}>. Nothing was sent now. If the user really wants '
+                "it delivered a second time, call again with repeat: true.",
+            )
+    original = Original(None, None)
+    if prepared.in_reply_to and prepared.request.quote_original:
+        original = read_original(session, account, prepared.in_reply_to, with_quote=True)
+    return _Before(original)
+
+
+def _verify_sent_copy(session: ImapSession, composed: Composed, *, append: bool) -> SentCopy:
+    folder = session.folder(SENT)
+    for delay in SENT_CHECK_DELAYS_S:
+        time.sleep(delay)
+        uid = _find_in_sent(session, composed.message_id)
+        if uid is not None:
+            return SentCopy(saved=True, filed_by="gmail", folder=folder, uid=uid, error=None)
+    if not append:
+        return SentCopy(saved=False, filed_by=None, folder=folder, uid=None, error="not in Sent")
+    # Gmail did not file it (yet): append the very bytes that went out, Bcc header restored.
+    try:
+        uid = session.append(SENT, composed.data, ["\\Seen"], None)
+    except Exception as error:
+        return SentCopy(saved=False, filed_by=None, folder=folder, uid=None, error=str(error))
+    return SentCopy(saved=True, filed_by="server", folder=folder, uid=uid, error=None)
+
+
+async def _choose_port(runtime: Runtime, account: Account) -> int:
+    """The configured port, else the one that worked before in this process, else a login probe."""
+    known = account.smtp_port or runtime.smtp_ports.get(account.name)
+    if known is not None:
+        return known
+    try:
+        port = await smtp.choose_port(
+            account.name, account.address, account.password, runtime.endpoint, smtp.probe_order(None, None)
+        )
+    except MailError as error:
+        if error.code == "upstream_error":
+            raise MailError(error.code, f"{error.message} Nothing was sent.", retryable=True) from None
+        raise
+    runtime.smtp_ports[account.name] = port
+    return port
+
+
+async def send_message(runtime: Runtime, account_name: str, request: Request, *, repeat: bool) -> SendResult:
+    account = runtime.account(account_name)
+    prepared = prepare(runtime.config, account, request, sending=True)
+    message_id = _message_id(account, prepared, repeat)
+    before = await in_session(runtime, account, lambda s: _before_sending(s, account, prepared, message_id, repeat))
+    quote_wanted = request.quote_original and prepared.in_reply_to is not None
+    composed = compose(
+        draft_of(prepared, before.original.quote if quote_wanted else None),
+        message_id=message_id,
+        date=datetime.now(UTC),
+        quote_locale=runtime.config.quote_locale,
+    )
+    policy.check_message_size(len(composed.data), len(prepared.files))
+    port = await _choose_port(runtime, account)
+    try:
+        submission = await smtp.submit(
+            runtime.endpoint,
+            port,
+            account.address,
+            account.password,
+            prepared.sender[0],
+            composed.envelope_recipients,
+            composed.smtp_data,
+        )
+    except aiosmtplib.SMTPAuthenticationError as error:
+        raise MailError(
+            "auth_failed", f'Mailbox "{account.name}": Gmail refused the SMTP login ({error.code}). Nothing was sent.'
+        ) from None
+    except smtp.SendFailed as failure:
+        if not failure.maybe_sent:
+            raise _send_error(runtime, account, port, failure, composed) from None
+        # The bytes were handed over and then the line broke: Gmail's Sent folder tells what happened.
+        runtime.smtp_ports.pop(account.name, None)
+        filed = await _sent_copy(runtime, account, composed, append=False)
+        if not filed.saved:
+            raise _send_error(runtime, account, port, failure, composed) from None
+        submission = smtp.Submission(
+            failure.accepted, failure.rejected, f"(no final answer from Gmail: {failure.reason})"
+        )
+        broke = (
+            "The connection broke before Gmail's final answer, but Gmail filed the message in Sent, so it "
+            "went out. Do not send it again."
+        )
+        return _result(account, prepared, composed, submission, port, filed, extra=[broke])
+
+    sent_copy = await _sent_copy(runtime, account, composed, append=True)
+    return _result(account, prepared, composed, submission, port, sent_copy, extra=[])
+
+
+def _result(
+    account: Account,
+    prepared: Prepared,
+    composed: Composed,
+    submission: smtp.Submission,
+    port: int,
+    sent_copy: SentCopy,
+    *,
+    extra: list[str],
+) -> SendResult:
+    request = prepared.request
+    warnings = [
+        *extra,
+        *(
+            w
+            for w in (
+                no_quote_warning(prepared, request.quote_original, composed.quoted),
+                f"It did NOT reach {', '.join(submission.rejected)}." if submission.rejected else None,
+                None
+                if sent_copy.saved
+                else "The message was sent but cannot be found in the Sent folder, and a copy could not be stored. "
+                "It went out: it must NOT be sent again.",
+            )
+            if w
+        ),
+    ]
+    return SendResult(
+        account=account.name,
+        from_=Address(name=prepared.sender[1], address=prepared.sender[0]),
+        message_id=composed.message_id,
+        accepted=submission.accepted,
+        rejected=submission.rejected,
+        pending=[],
+        smtp_response=submission.response,
+        smtp_port=port,
+        sent_copy=sent_copy,
+        attachments=[name for name, _data, _mime in prepared.files],
+        signature=prepared.signature.name if prepared.signature else None,
+        quoted=composed.quoted,
+        warning=" ".join(warnings) or None,
+    )
+
+
+async def _sent_copy(runtime: Runtime, account: Account, composed: Composed, *, append: bool) -> SentCopy:
+    try:
+        return await in_session(runtime, account, lambda s: _verify_sent_copy(s, composed, append=append))
+    except MailError as error:
+        # A missing copy never turns into a send failure: the message went out.
+        return SentCopy(saved=False, filed_by=None, folder=None, uid=None, error=error.message)
+
+
+def _send_error(
+    runtime: Runtime, account: Account, port: int, failure: smtp.SendFailed, composed: Composed
+) -> MailError:
+    if failure.maybe_sent:
+        runtime.smtp_ports.pop(account.name, None)
+        return MailError(
+            "upstream_error",
+            f"The connection to Gmail (port {port}) broke while the message was being sent from mailbox "
+            f'"{account.name}" ({failure.reason}). The message may or may not have been sent. Check the Sent '
+            f"folder for <{composed.message_id}> before doing anything else: repeating the same call is refused "
+            "as a duplicate once Gmail has filed it, so it cannot deliver the message twice.",
+        )
+    if failure.refused:
+        return MailError(
+            "upstream_error",
+            f'Gmail refused the message from mailbox "{account.name}" at the {failure.stage} step: '
+            f"{failure.reason}. Nothing was sent.",
+        )
+    runtime.smtp_ports.pop(account.name, None)
+    return MailError(
+        "upstream_error",
+        f"The connection to Gmail (port {port}) failed at the {failure.stage} step, before the message was "
+        f"handed over ({failure.reason}). Nothing was sent; trying again is safe.",
+        retryable=True,
+    )
+
+
+__all__ = ["Request", "imap", "send_message"]

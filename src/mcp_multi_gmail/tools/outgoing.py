@@ -1,0 +1,200 @@
+"""Writing tools: mg_save_draft, mg_list_drafts, mg_send_message, mg_trash_message."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from ..mail import drafts, send, trash
+from ..mail.outgoing import Request
+from ..mail.results import DraftResult, DraftsResult, SendResult, TrashResult
+from ..runtime import Runtime
+from .common import READ_ONLY, AccountName, structured_errors
+
+Addresses = Annotated[list[str], Field(description="E-mail addresses, one per item (plain addresses, no names)")]
+OptionalAddresses = Annotated[list[str], Field(description="E-mail addresses, one per item")]
+Subject = Annotated[str, Field(description="Subject line (one line)")]
+Body = Annotated[
+    str,
+    Field(
+        description="Plain-text body. Do not write the signature or the quoted original into it: both are added "
+        "by the server."
+    ),
+]
+HtmlBody = Annotated[
+    str | None,
+    Field(
+        description='Optional HTML body in Gmail\'s own shape: outer <div dir="ltr">, one <div> per paragraph, '
+        "<div><br></div> for a blank line, never <p>. Without it the HTML is built from `body`."
+    ),
+]
+InReplyTo = Annotated[
+    str | None, Field(description="Message-ID of the message being answered (with or without angle brackets)")
+]
+References = Annotated[list[str], Field(description="References header ids; defaults to In-Reply-To when replying")]
+QuoteOriginal = Annotated[
+    bool, Field(description="When replying, quote the answered message below the text (default true)")
+]
+SignatureChoice = Annotated[
+    str | Literal[False] | None,
+    Field(description="Name of a configured signature, false for none; omitted = the alias's or mailbox's default"),
+]
+FromAlias = Annotated[str | None, Field(description="Send as one of the mailbox's configured aliases")]
+Attachments = Annotated[
+    list[str],
+    Field(description="Absolute paths of files inside the configured attachment folders; their names are reported"),
+]
+
+
+def _request(
+    to: list[str],
+    cc: list[str],
+    bcc: list[str],
+    subject: str,
+    body: str,
+    html_body: str | None,
+    in_reply_to: str | None,
+    references: list[str],
+    quote_original: bool,
+    signature: str | Literal[False] | None,
+    from_alias: str | None,
+    attachments: list[str],
+) -> Request:
+    return Request(
+        to=[a.strip() for a in to],
+        cc=[a.strip() for a in cc],
+        bcc=[a.strip() for a in bcc],
+        subject=subject,
+        body=body,
+        html_body=html_body,
+        in_reply_to=in_reply_to,
+        references=references,
+        quote_original=quote_original,
+        signature=signature,
+        from_alias=from_alias.strip() if from_alias else None,
+        attachments=attachments,
+    )
+
+
+def register(server: MCPServer, runtime: Runtime) -> None:
+    @server.tool(
+        name="mg_save_draft",
+        title="Save a draft",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True
+        ),
+    )
+    @structured_errors
+    async def mg_save_draft(
+        account: AccountName,
+        to: Addresses,
+        subject: Subject,
+        body: Body,
+        cc: OptionalAddresses = [],  # noqa: B006 - pydantic copies defaults
+        bcc: OptionalAddresses = [],  # noqa: B006
+        html_body: HtmlBody = None,
+        in_reply_to: InReplyTo = None,
+        references: References = [],  # noqa: B006
+        quote_original: QuoteOriginal = True,
+        signature: SignatureChoice = None,
+        from_alias: FromAlias = None,
+        attachments: Attachments = [],  # noqa: B006
+    ) -> DraftResult:
+        """Save a draft into the mailbox's Drafts folder; nothing is sent. A reply (in_reply_to) quotes the
+        answered message and should join its thread: `joined_thread` says whether Gmail put it there.
+        The user reviews and sends drafts in Gmail, or asks you to send the text with mg_send_message."""
+        request = _request(
+            to,
+            cc,
+            bcc,
+            subject,
+            body,
+            html_body,
+            in_reply_to,
+            references,
+            quote_original,
+            signature,
+            from_alias,
+            attachments,
+        )
+        return await drafts.save_draft(runtime, account, request)
+
+    @server.tool(name="mg_list_drafts", title="List drafts", annotations=READ_ONLY)
+    @structured_errors
+    async def mg_list_drafts(
+        account: AccountName,
+        max_results: Annotated[int, Field(ge=1, le=100, description="Drafts to return, newest first")] = 25,
+    ) -> DraftsResult:
+        """Drafts newest first, each re-checked against the mailbox as it is now: a reply draft that came
+        loose from its thread, or whose original vanished, carries a warning."""
+        return await drafts.list_drafts(runtime, account, max_results)
+
+    @server.tool(
+        name="mg_send_message",
+        title="Send an e-mail",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
+        ),
+    )
+    @structured_errors
+    async def mg_send_message(
+        account: AccountName,
+        to: Addresses,
+        subject: Subject,
+        body: Body,
+        cc: OptionalAddresses = [],  # noqa: B006
+        bcc: OptionalAddresses = [],  # noqa: B006
+        html_body: HtmlBody = None,
+        in_reply_to: InReplyTo = None,
+        references: References = [],  # noqa: B006
+        quote_original: QuoteOriginal = True,
+        signature: SignatureChoice = None,
+        from_alias: FromAlias = None,
+        attachments: Attachments = [],  # noqa: B006
+        repeat: Annotated[
+            bool,
+            Field(description="Only when the user wants the very same message delivered a second time today"),
+        ] = False,
+    ) -> SendResult:
+        """Send an e-mail through Gmail, only when the user asked for it and only from a mailbox allowed to
+        send, to allowed recipients. Gmail files it in Sent itself; the result says where the copy is.
+        A result with a warning still means the message went out: never send it again. The same message
+        sent twice on one day is refused as duplicate_send unless repeat is true.
+        Forwarding: reply into the thread (in_reply_to = the original) with the new recipient; the quote
+        comes along. To send a draft's text: call this with the same in_reply_to, quote_original false
+        and signature false (both are already in the draft text), and only after it reports success
+        trash the draft with mg_trash_message."""
+        request = _request(
+            to,
+            cc,
+            bcc,
+            subject,
+            body,
+            html_body,
+            in_reply_to,
+            references,
+            quote_original,
+            signature,
+            from_alias,
+            attachments,
+        )
+        return await send.send_message(runtime, account, request, repeat=repeat)
+
+    @server.tool(
+        name="mg_trash_message",
+        title="Move a message to Trash",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=True
+        ),
+    )
+    @structured_errors
+    async def mg_trash_message(
+        account: AccountName,
+        message_id: Annotated[str, Field(description="Message-ID of the one message to move to Trash")],
+    ) -> TrashResult:
+        """Move one message (never a thread) to Trash, where Gmail keeps it 30 days. Only when the user asked
+        for it, never to tidy up; the one exception is the draft whose text mg_send_message just sent."""
+        return await trash.trash_message(runtime, account, message_id)
