@@ -194,17 +194,19 @@ class ImapSession:
         answer = self.client.fetch(uids, items)
         return {int(uid): _fetched(int(uid), data) for uid, data in answer.items()}
 
-    def find_message_ids(self, bare_ids: list[str]) -> dict[str, list[int]]:
-        """UIDs per Message-ID for many ids in two commands: one X-GM-RAW OR-group, one FETCH."""
+    def find_message_ids(self, bare_ids: list[str]) -> dict[str, list[Fetched]]:
+        """The copies of many Message-IDs in two commands: one X-GM-RAW OR-group, one FETCH.
+
+        Keys are the ids as the envelopes carry them, case-folded (Gmail matches them that way)."""
         if not bare_ids:
             return {}
         terms = " ".join(f'rfc822msgid:"{bare}"' for bare in bare_ids)
         uids = self.search_raw(f"{{{terms}}}" if len(bare_ids) > 1 else terms)
-        found: dict[str, list[int]] = {}
-        for uid, item in self.fetch(uids, ["ENVELOPE", "X-GM-THRID", "X-GM-LABELS", "FLAGS"]).items():
+        found: dict[str, list[Fetched]] = {}
+        for item in self.fetch(uids, ["ENVELOPE", "X-GM-THRID", "X-GM-LABELS", "FLAGS"]).values():
             key = item.envelope.message_id if item.envelope else None
             if key is not None:
-                found.setdefault(key, []).append(uid)
+                found.setdefault(key.casefold(), []).append(item)
         return found
 
     # ------------------------------------------------------------------ writing

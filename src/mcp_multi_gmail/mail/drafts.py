@@ -95,12 +95,10 @@ def _list(session: ImapSession, account: Account, limit: int) -> DraftsResult:
     if parents:
         session.open(ALL_MAIL)
         found = session.find_message_ids(parents)
-        by_key = {key.casefold(): uids for key, uids in found.items()}
-        threads = session.fetch(sorted({max(u) for u in by_key.values()}), ["X-GM-THRID"])
         for parent in parents:
-            uids = by_key.get(parent.casefold())
-            item = threads.get(max(uids)) if uids else None
-            parent_threads[parent] = item.thread_id if item else None
+            copies = found.get(parent.casefold())
+            newest = max(copies, key=lambda c: c.uid) if copies else None
+            parent_threads[parent] = newest.thread_id if newest else None
     drafts: list[DraftSummary] = []
     for draft in page:
         answered = draft.envelope.in_reply_to if draft.envelope else None

@@ -102,8 +102,7 @@ def _label_messages(
     since: datetime | None,
 ) -> LabelChange:
     session.open(ALL_MAIL, writable=True)
-    found = session.find_message_ids(ids)
-    by_key = {key.casefold(): uids for key, uids in found.items()}
+    found = session.find_message_ids(ids)  # also reads each copy's labels: the "before" state
     missing = [
         LabelOutcome(
             message_id=None, uid=None, outcome="not_found", detail="An empty Message-ID cannot be looked up."
@@ -111,9 +110,10 @@ def _label_messages(
         for _ in range(empty)
     ]
     chosen: dict[int, str | None] = {}
+    before: dict[int, Fetched] = {}
     for bare in ids:
-        uids = by_key.get(bare.casefold())
-        if not uids:
+        copies = found.get(bare.casefold())
+        if not copies:
             missing.append(
                 LabelOutcome(
                     message_id=bare,
@@ -123,11 +123,10 @@ def _label_messages(
                 )
             )
         else:
-            chosen.setdefault(max(uids), bare)  # the newest copy; two ids never share a UID
+            newest = max(copies, key=lambda c: c.uid)  # the newest copy; two ids never share a UID
+            chosen.setdefault(newest.uid, bare)
+            before[newest.uid] = newest
     created = ensure_label(session, label) if add and chosen else False
-    before = session.fetch(list(chosen), ["X-GM-LABELS"]) if chosen else {}
-    for uid in chosen:
-        before.setdefault(uid, Fetched(uid=uid))
     applied = apply_label(session, before, chosen, label, add=add) if chosen else _Applied({}, {})
     messages = missing + [applied.outcomes[uid] for uid in chosen]
     ok = sum(1 for m in messages if m.outcome in ("changed", "already"))
