@@ -56,7 +56,8 @@ _TAG = re.compile(r"</?[A-Za-z!?][^<>]*>")
 _BLANK_LINES = re.compile(r"\n{3,}")
 
 
-def _inner_body(markup: str) -> str:
+def inner_body(markup: str) -> str:
+    """The content between the first <body…> and the last </body>; the whole string without one."""
     opening = _BODY_OPEN.search(markup)
     if opening is None:
         return markup
@@ -80,7 +81,7 @@ def _segment_text(segment: str, preformatted: bool) -> str:
 
 def html_to_text(html: str) -> str:
     """Readable text from HTML: body only, no scripts/styles, block ends as newlines, cleaned."""
-    markup = _INVISIBLE_BLOCKS.sub("", _inner_body(html or ""))
+    markup = _INVISIBLE_BLOCKS.sub("", inner_body(html or ""))
     pieces = [_segment_text(s, index % 2 == 1) for index, s in enumerate(_PRE.split(markup))]
     text = clean("".join(pieces))
     return _BLANK_LINES.sub("\n\n", text).strip()

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Literal
 from ..config.resolved import Signature
 from ..errors import MailError
 from ..headers import check_header_value
-from ..text import html_to_text
+from ..text import html_to_text, inner_body
 
 __all__ = [
     "Composed",
@@ -57,7 +57,6 @@ _CS_WEEKDAYS = ("po", "út", "st", "čt", "pá", "so", "ne")
 _EN_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _EN_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
-_BODY_OPEN = re.compile(r"<body\b[^>]*>", re.IGNORECASE)
 _BODY_CLOSE = re.compile(r"</body\s*>", re.IGNORECASE)
 
 # Characters that would turn one address into a display name, a list, a group or a quoted
@@ -259,15 +258,6 @@ def _dedupe(addresses: Iterable[str]) -> list[str]:
     return result
 
 
-def _inside_body(markup: str) -> str:
-    """The content between the first <body…> and the last </body>; the whole string without one."""
-    start = _BODY_OPEN.search(markup)
-    if start is None:
-        return markup
-    ends = list(_BODY_CLOSE.finditer(markup, start.end()))
-    return markup[start.end() : ends[-1].start()] if ends else markup[start.end() :]
-
-
 def _append_html(document: str, addition: str) -> str:
     """`addition` after `document`; inside its body when it is a whole HTML document."""
     ends = list(_BODY_CLOSE.finditer(document))
@@ -380,7 +370,7 @@ def quote_html(quote: Quote, locale: QuoteLocale) -> str | None:
     if readable is None:
         return None
     text, markup = readable
-    inner = _inside_body(markup) if markup.strip() else ""
+    inner = inner_body(markup) if markup.strip() else ""
     if not inner.strip():
         inner = _text_as_html_lines(text.rstrip().lstrip("\n"))
     return (
