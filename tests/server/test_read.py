@@ -415,3 +415,36 @@ async def test_mail_strings_lose_invisible_characters(
     data = await ok(call, runtime, "mg_get_message", account="o", message_id="skryte@example.org")
     assert data["subject"] == "Fakturagnp.exe zaplaťte"
     assert "\u2066" not in data["body"] and "skryté" in data["body"]
+
+
+# ------------------------------------------------------------------ folders found by flag, never by name
+
+
+def _account_with_folders(emulator: GmailEmulator, folders: dict[str, str]) -> None:
+    emulator.set_knobs(folder_names=folders)
+    emulator.add_account("jiny@example.cz", "jinyhesloheslox")
+    emulator.deliver("jiny@example.cz", message("Grüße", "Hallo", message_id="<gruss@example.org>"))
+
+
+async def test_localised_folder_names_are_found_by_flag(
+    emulator: GmailEmulator, call: Call, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    from gmail_emulator.knobs import GERMAN_FOLDERS
+
+    _account_with_folders(emulator, dict(GERMAN_FOLDERS))
+    runtime = make_runtime(write_config([{"name": "j", "address": "jiny@example.cz", "password": "jinyhesloheslox"}]))
+    data = await ok(call, runtime, "mg_search_threads", account="j", query="subject:Grüße")
+    assert data["total_threads"] == 1
+    names = [c.line for c in emulator.commands() if c.name == "EXAMINE"]
+    assert names and "Alle Nachrichten" in names[-1]
+
+
+async def test_missing_all_mail_is_provider_unsupported(
+    emulator: GmailEmulator, call: Call, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    from gmail_emulator.knobs import ENGLISH_FOLDERS
+
+    _account_with_folders(emulator, {k: v for k, v in ENGLISH_FOLDERS.items() if k != "\\All"})
+    runtime = make_runtime(write_config([{"name": "j", "address": "jiny@example.cz", "password": "jinyhesloheslox"}]))
+    body = await error(call, runtime, "mg_get_thread", account="j", thread_id="1")
+    assert body["code"] == "provider_unsupported" and "all-mail" in body["message"]
