@@ -76,6 +76,8 @@ class SearchContext:
     now: datetime
     max_uid: int
     max_seq: int
+    # Whether X-GM-LABELS is answered from the lagging search index, like X-GM-RAW (unverified).
+    labels_from_index: bool = True
 
 
 # --------------------------------------------------------------------------- helpers
@@ -321,7 +323,7 @@ class LabelKey(SearchNode):
         wanted = _LABEL_ALIASES.get(wanted, wanted)
         # Assumed, not verified: Gmail answers X-GM-LABELS from the same lagging index as X-GM-RAW,
         # so a label written a moment ago may not be searchable yet (FETCH always sees it).
-        view = item.indexed
+        view = item.indexed if ctx.labels_from_index else None
         labels = view.labels if view is not None else item.labels
         return any(label.casefold() == wanted for label in labels)
 

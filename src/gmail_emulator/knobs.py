@@ -34,6 +34,8 @@ class Knobs:
     unknown_label_policy: Literal["create", "ignore", "no"] = "create"
     # X-GM-RAW sees labels, flags and existence only this many seconds after a change.
     raw_search_lag_s: float = 0.0
+    # Whether SEARCH X-GM-LABELS lags like X-GM-RAW (unverified; on, so a pass can meet a stale index).
+    label_search_lags: bool = True
     # Time from SMTP 250 until the copy appears in Sent Mail; None = never filed.
     sent_filing_delay_s: float | None = 0.0
     # Local delivery into a recipient's INBOX.

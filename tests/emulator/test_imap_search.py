@@ -136,3 +136,18 @@ def test_search_index_lag(imap_emu) -> None:
     assert client.get_gmail_labels([1])[1] == ["Work"]  # FETCH is always fresh
     imap_emu.advance(2)
     assert client.gmail_search("label:Work") == [1]
+
+
+def test_label_search_lag_knob(imap_emu) -> None:
+    imap_emu.store.knobs.raw_search_lag_s = 1.5
+    imap_emu.deliver(imap_emu.make_mail("labelled"))
+    imap_emu.advance(2)
+    client = imap_emu.client()
+    client.select_folder("INBOX")
+    client.add_gmail_labels([1], ["Done"])
+    assert client.search(["X-GM-LABELS", "Done"]) == []  # answered from the index: not there yet
+    imap_emu.store.knobs.label_search_lags = False
+    assert client.search(["X-GM-LABELS", "Done"]) == [1]  # answered from the message itself
+    imap_emu.store.knobs.label_search_lags = True
+    imap_emu.advance(2)
+    assert client.search(["X-GM-LABELS", "Done"]) == [1]
