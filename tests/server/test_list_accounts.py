@@ -163,3 +163,14 @@ async def test_tools_declare_schema_title_annotations(
         for name, spec in tool.input_schema.get("properties", {}).items():
             assert spec.get("description"), f"{tool.name}.{name} has no description"
     assert tools["mg_list_accounts"].annotations.read_only_hint is True
+
+
+async def test_connection_dropped_at_login_is_network_not_a_bad_password(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    from gmail_emulator import FaultRule
+
+    emulator.add_fault(FaultRule(action="drop_before_reply", match="LOGIN", times=-1))
+    data = (await call(make_runtime(write_config([OSOBNI])), "mg_list_accounts", {"verify": True})).structured_content
+    [failure] = data["failures"]
+    assert failure["code"] == "upstream_error" and failure["check"] == "imap"

@@ -321,6 +321,10 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
         try:
             client.login(address, password)
         except LoginError as error:
+            # imapclient wraps a connection dropped during LOGIN in LoginError too: that is the
+            # network, not a refused password, and must stay retryable.
+            if isinstance(error.__context__, IMAPClientAbortError | OSError):
+                raise network_error(account, error.__context__) from None
             raise MailError("auth_failed", f'Mailbox "{account}": {_gmail_reason(error)}') from None
         # Cache the capabilities Gmail sent with the login answer now: EXAMINE flushes imaplib's
         # untagged responses, and a later check would cost an extra CAPABILITY round trip.

@@ -1,0 +1,328 @@
+"""The `--wait` watcher (digest §10): ends — and so wakes the assistant — when new mail arrives.
+
+An empty check costs the assistant nothing, unlike a pass. The exit code is the message (0 new
+mail, 3 replaced or orphaned, 4 restart me, 5 the user must fix something, 6 bad start); the
+one Czech line on stdout explains it and never names senders or subjects. Everything else goes
+to stderr.
+
+The watcher asks Gmail exactly what the pass asks (`scan_window`), so "new mail" means "a pass
+would have work that no watcher has reported yet".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from .errors import MailError
+from .layout import AddonLayout, project_dir
+from .watch_args import WatchArgsError, WatchPlan, one_line, plan_watch
+from .watch_check import Check, imap_check
+from .watch_state import KNOWN_FILE, OWNER_FILE, load_known, new_token, owns_claim, save_known, write_claim
+
+EXIT_NEW_MAIL = 0
+EXIT_REPLACED = 3
+EXIT_RESTART = 4
+EXIT_PROBLEM = 5
+EXIT_BAD_START = 6
+
+# Test-only override of where wait.owner / wait-known.json live (a test must not touch the checkout).
+STATE_DIR_ENV = "MG_WATCH_DIR"
+
+LINE_ABORTED = "konec: hlídač byl zastaven zvenku. Spusť hlídače znovu se stejnými kotvami."
+LINE_REPLACED = "konec: hlídání převzal novější hlídač"
+LINE_ORPHANED = "konec: proces, který hlídače spustil, skončil"
+LINE_TIME_UP = "konec: vypršel čas hlídání. Spusť hlídače znovu se stejnými kotvami."
+NEW_MAIL_ADVICE = "Projdi ji průchodem (mg_next_pass) s kotvami, se kterými jsi hlídače spustila."
+
+Sleep = Callable[[float, threading.Event], None]
+_POLL_S = 0.1
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int
+    line: str
+
+
+def local_now() -> datetime:
+    # Aware local time: the hour window is the user's local hours, and subtraction stays right over DST.
+    return datetime.now().astimezone()
+
+
+def event_sleep(seconds: float, abort: threading.Event) -> None:
+    abort.wait(seconds)
+
+
+def stderr_log(line: str) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"hlídač: {line}\n")
+        sys.stderr.flush()
+
+
+def in_hours(hour: int, hours: tuple[int, int] | None) -> bool:
+    """Is `hour` inside [from, to)? `22-6` wraps over midnight; no hours = always."""
+    if hours is None:
+        return True
+    start, end = hours
+    if start < end:
+        return start <= hour < end
+    return hour >= start or hour < end
+
+
+class _Aborted(Exception):
+    """The watcher was stopped while a check was still waiting for Gmail."""
+
+
+@dataclass
+class _Result:
+    keys: set[str] | None = None
+    error: Exception | None = None
+
+
+class Watcher:
+    """The loop of digest §10.2; every outside effect (time, sleep, Gmail, parent pid) is injectable."""
+
+    def __init__(
+        self,
+        watched: Mapping[str, datetime],
+        *,
+        state_dir: Path,
+        check: Check,
+        interval_s: float = 300.0,
+        max_s: float = 115 * 60.0,
+        hours: tuple[int, int] | None = None,
+        clock: Callable[[], datetime] = local_now,
+        sleep: Sleep = event_sleep,
+        ppid: Callable[[], int] = os.getppid,
+        abort: threading.Event | None = None,
+        log: Callable[[str], None] = stderr_log,
+    ) -> None:
+        self.watched = dict(watched)
+        self.owner_path = state_dir / OWNER_FILE
+        self.known_path = state_dir / KNOWN_FILE
+        self.check = check
+        self.interval_s = interval_s
+        self.max_s = max_s
+        self.hours = hours
+        self.clock = clock
+        self.sleep = sleep
+        self.ppid = ppid
+        self.abort = abort if abort is not None else threading.Event()
+        self.log = log
+        self.checks = 0  # calls of `check`, for the log and for tests
+        self._auth_failures = dict.fromkeys(self.watched, 0)
+
+    def run(self) -> Outcome:
+        started = self.clock()
+        token = new_token(os.getpid(), int(time.time() * 1000))
+        try:
+            write_claim(self.owner_path, token)
+        except OSError as error:
+            return Outcome(EXIT_BAD_START, f"chyba: nejde zapsat {self.owner_path}: {error.strerror or error}")
+        known = load_known(self.known_path)
+        parent = self.ppid()
+        # Windows keeps dead pids, and a parent of 1 means we were orphaned (or daemonised) already.
+        watch_parent = parent != 1 and os.name != "nt"
+        outside_logged = False
+        while True:
+            if self.abort.is_set():
+                return Outcome(EXIT_RESTART, LINE_ABORTED)
+            if not owns_claim(self.owner_path, token):
+                return Outcome(EXIT_REPLACED, LINE_REPLACED)
+            if watch_parent and self.ppid() != parent:
+                return Outcome(EXIT_REPLACED, LINE_ORPHANED)
+            if in_hours(self.clock().hour, self.hours):
+                outside_logged = False
+                result = self._round(known)
+                if result is None:
+                    continue  # stopped mid-round: step 1 reports it, nothing half-done is saved
+                new, problems = result
+                if owns_claim(self.owner_path, token):
+                    self._save(known)
+                if new:
+                    line = f"nová pošta: {', '.join(new)}. {NEW_MAIL_ADVICE}"
+                    if problems:
+                        line += f" Pozor: {'; '.join(problems)}."
+                    return Outcome(EXIT_NEW_MAIL, line)
+                if problems:
+                    return Outcome(EXIT_PROBLEM, f"problém: {'; '.join(problems)}")
+            elif not outside_logged:
+                assert self.hours is not None
+                self.log(f"mimo hodiny hlídání ({self.hours[0]}-{self.hours[1]}), Gmailu se neptám")
+                outside_logged = True
+            if (self.clock() - started).total_seconds() >= self.max_s:
+                return Outcome(EXIT_RESTART, LINE_TIME_UP)
+            self.sleep(self.interval_s, self.abort)
+
+    def _round(self, known: dict[str, set[str]]) -> tuple[list[str], list[str]] | None:
+        """Check every watched mailbox in turn; None when stopped meanwhile."""
+        new: list[str] = []
+        problems: list[str] = []
+        for name, since in self.watched.items():
+            if self.abort.is_set():
+                return None
+            try:
+                keys = self._checked(name, since)
+            except _Aborted:
+                return None
+            except MailError as error:
+                problem = self._failure(name, error)
+                if problem is not None:
+                    problems.append(problem)
+                continue  # the known set of a failing mailbox stays as it was
+            except Exception as error:
+                # A surprise must not end the watcher either: the next round tries again.
+                self.log(f"schránka {name}: nečekaná chyba {type(error).__name__}: {one_line(str(error))}")
+                continue
+            self._auth_failures[name] = 0
+            fresh = keys - known.get(name, set())
+            if fresh:
+                new.append(f"{name} {len(fresh)}")
+            # Labelled mail leaves the window and is forgotten; reported mail is known from now on.
+            known[name] = keys
+        if self.abort.is_set():
+            return None
+        return new, problems
+
+    def _checked(self, name: str, since: datetime) -> set[str]:
+        """Run the check on a daemon thread so a stop does not wait for a slow Gmail answer."""
+        self.checks += 1
+        result = _Result()
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                result.keys = self.check(name, since)
+            except Exception as error:
+                result.error = error
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name=f"mg-watch-{name}", daemon=True).start()
+        while not done.wait(_POLL_S):
+            if self.abort.is_set():
+                raise _Aborted
+        if result.error is not None:
+            raise result.error
+        if result.keys is None:
+            raise RuntimeError("the check ended without an answer")
+        return result.keys
+
+    def _failure(self, name: str, error: MailError) -> str | None:
+        """The problem to report for a failed check, or None when it is only worth a log line."""
+        detail = one_line(error.message).rstrip(".")
+        if error.code == "auth_failed":
+            self._auth_failures[name] += 1
+            # One refusal can be Gmail's hiccup; the second in a row means a revoked or changed password.
+            if self._auth_failures[name] >= 2:
+                return f"schránka {name} se nepřihlásí, heslo aplikace je nejspíš zrušené nebo změněné ({detail})"
+            self.log(f"schránka {name} se nepřihlásila ({detail}); když se to zopakuje, ohlásím problém")
+            return None
+        if error.code in ("provider_unsupported", "query_too_broad"):
+            return f"schránka {name}: {detail}"
+        # Network trouble passes by itself; reporting it would only make the assistant restart us.
+        self.log(f"schránka {name}: Gmail teď neodpovídá ({detail}), zkusím to při další kontrole")
+        return None
+
+    def _save(self, known: dict[str, set[str]]) -> None:
+        try:
+            save_known(self.known_path, known)
+        except OSError as error:
+            self.log(f"nejde zapsat {self.known_path}: {error.strerror or error}")
+
+
+def _emit(line: str) -> None:
+    """The one stdout line; a console that cannot show Czech gets UTF-8 bytes rather than a crash."""
+    text = one_line(line) + "\n"
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except UnicodeEncodeError:
+        sys.stdout.buffer.write(text.encode("utf-8"))
+        sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def _stop_on_signals(abort: threading.Event) -> Iterator[None]:
+    """SIGTERM/SIGINT set `abort` (exit 4) instead of killing us mid-write; restored afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    for sig in previous:
+        signal.signal(sig, lambda _signum, _frame: abort.set())
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _state_dir(environ: Mapping[str, str]) -> Path:
+    override = environ.get(STATE_DIR_ENV, "").strip()
+    return Path(override) if override else project_dir()
+
+
+def _describe(plan: WatchPlan, state_dir: Path) -> str:
+    boxes = ", ".join(plan.watched)
+    hours = f"{plan.hours[0]}-{plan.hours[1]}" if plan.hours else "celý den"
+    return (
+        f"hlídám {boxes}; kontrola každých {plan.interval_s / 60:g} min, nejdéle {plan.max_s / 60:g} min, "
+        f"hodiny {hours}; stav v {state_dir}"
+    )
+
+
+def run_watcher(
+    *,
+    config_path: Path,
+    since: Sequence[str],
+    interval: str | None,
+    max_time: str | None,
+    hours: str | None,
+    layout: AddonLayout | None,
+    environ: Mapping[str, str],
+    state_dir: Path | None = None,
+) -> int:
+    """Check the arguments, watch, print the one line and return the exit code."""
+    try:
+        plan = plan_watch(
+            config_path=config_path,
+            since=since,
+            interval=interval,
+            max_time=max_time,
+            hours=hours,
+            layout=layout,
+            environ=environ,
+        )
+    except WatchArgsError as error:
+        _emit(error.line)
+        return EXIT_BAD_START
+    directory = state_dir if state_dir is not None else _state_dir(environ)
+    if plan.endpoint.overridden:
+        stderr_log(f"místo Gmailu se připojuji k {plan.endpoint.imap_host}:{plan.endpoint.imap_port} (jen pro testy)")
+    if plan.dropped:
+        stderr_log(f"kotvy schránek bez „watch“ nechávám stranou: {', '.join(plan.dropped)}")
+    stderr_log(_describe(plan, directory))
+    abort = threading.Event()
+    watcher = Watcher(
+        plan.watched,
+        state_dir=directory,
+        check=imap_check(plan.config, plan.endpoint),
+        interval_s=plan.interval_s,
+        max_s=plan.max_s,
+        hours=plan.hours,
+        abort=abort,
+    )
+    with _stop_on_signals(abort):
+        outcome = watcher.run()
+    _emit(outcome.line)
+    return outcome.code

@@ -1,0 +1,146 @@
+"""The watcher's start-up checks (digest §10.1): every problem at once, in one Czech line.
+
+The assistant reads the line only when the exit code says "bad start" (6), so it has to name
+everything to fix in one go rather than one problem per restart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from .config import MIN_INTERVAL_MS, Config, ConfigError, load_config, parse_duration_ms, parse_hours
+from .errors import MailError
+from .gmail.endpoint import Endpoint, EndpointError, resolve_endpoint
+from .layout import AddonLayout
+from .mail.inputs import since as parse_since
+
+DEFAULT_INTERVAL_MS = 5 * 60_000
+# Ends before Claude Code's 2 h limit for background commands, so the end reads as "restart".
+DEFAULT_MAX_MS = 115 * 60_000
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class WatchArgsError(Exception):
+    """Bad start: `problems` are Czech, each already on one line."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = list(problems)
+
+    @property
+    def line(self) -> str:
+        return "chyba: " + "; ".join(self.problems)
+
+
+@dataclass(frozen=True)
+class WatchPlan:
+    config: Config
+    endpoint: Endpoint
+    watched: dict[str, datetime]  # mailbox → boundary, in the order the --since options came
+    interval_s: float
+    max_s: float
+    hours: tuple[int, int] | None
+    dropped: tuple[str, ...] = field(default=())  # --since of mailboxes without `watch`
+
+
+def _anchors(raw: Sequence[str], config: Config | None, problems: list[str]) -> dict[str, datetime]:
+    anchors: dict[str, datetime] = {}
+    seen: set[str] = set()
+    for item in raw:
+        name, sep, rest = item.partition("=")
+        name, anchor = name.strip(), rest.strip()
+        if not sep or not name:
+            problems.append(f"„{one_line(item)[:60]}“ nemá tvar --since jmeno=kotva")
+            continue
+        if config is not None and config.account(name) is None:
+            problems.append(
+                f"--since jmenuje neznámou schránku „{name[:60]}“ (tvar --since jmeno=kotva, "
+                f"schránky v nastavení: {', '.join(config.names())})"
+            )
+            continue
+        if name in seen:
+            problems.append(f"schránka {name} má --since dvakrát, kotva smí být jen jedna")
+            continue
+        seen.add(name)
+        try:
+            anchors[name] = parse_since(anchor)
+        except MailError:
+            problems.append(
+                f"kotva „{one_line(anchor)[:60]}“ u schránky {name} není datum "
+                "(čeká se RRRR-MM-DD nebo čas jako 2026-09-01T07:30:00Z)"
+            )
+    return anchors
+
+
+def _duration(label: str, text: str | None, default_ms: int, minimum_ms: int, hint: str, problems: list[str]) -> float:
+    if text is None:
+        return default_ms / 1000
+    value = parse_duration_ms(text)
+    if value is None or value < minimum_ms:
+        problems.append(f"{label} „{one_line(text)[:40]}“ není platná doba, {hint}")
+        return default_ms / 1000
+    return value / 1000
+
+
+def plan_watch(
+    *,
+    config_path: Path,
+    since: Sequence[str],
+    interval: str | None,
+    max_time: str | None,
+    hours: str | None,
+    layout: AddonLayout | None,
+    environ: Mapping[str, str],
+) -> WatchPlan:
+    """Check everything the watcher is started with; raise WatchArgsError listing every problem."""
+    problems: list[str] = []
+    config: Config | None = None
+    endpoint: Endpoint | None = None
+    try:
+        config = load_config(config_path, layout=layout, environ=environ)
+    except ConfigError as error:
+        problems.append(one_line(str(error)))
+    try:
+        endpoint = resolve_endpoint(environ)
+    except EndpointError as error:
+        problems.append(one_line(str(error)))
+
+    anchors = _anchors(since, config, problems)
+    watched = anchors
+    dropped: tuple[str, ...] = ()
+    if config is not None and not problems:
+        flagged = [a.name for a in config.accounts if a.watch]
+        if flagged:
+            # A 1.3-style config says which mailboxes are watched; other anchors are not errors.
+            problems.extend(
+                f"chybí kotva pro hlídanou schránku {name} (--since {name}=kotva ze system/mail-kotva.md)"
+                for name in flagged
+                if name not in anchors
+            )
+            watched = {name: at for name, at in anchors.items() if name in flagged}
+            dropped = tuple(name for name in anchors if name not in flagged)
+        if not problems and not watched:
+            problems.append("--wait potřebuje aspoň jedno --since jmeno=kotva")
+
+    config_interval = config.watch_interval_ms if config is not None else None
+    interval_s = _duration(
+        "--interval", interval, config_interval or DEFAULT_INTERVAL_MS, MIN_INTERVAL_MS,
+        "čeká se třeba 5m, nejméně 1m", problems,
+    )  # fmt: skip
+    max_s = _duration("--max", max_time, DEFAULT_MAX_MS, 1, "čeká se doba delší než nula, třeba 115m", problems)
+    window = config.watch_hours if config is not None else None
+    if hours is not None:
+        window = parse_hours(hours)
+        if window is None:
+            problems.append(f"--hours „{one_line(hours)[:40]}“ není rozsah hodin, čeká se třeba 9-19 nebo 22-6")
+
+    if problems:
+        raise WatchArgsError(problems)
+    assert config is not None and endpoint is not None  # every failure above added a problem
+    return WatchPlan(config, endpoint, watched, interval_s, max_s, window, dropped)
