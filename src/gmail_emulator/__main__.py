@@ -102,10 +102,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .seed import SeedError
 
     stop = threading.Event()
+    received: list[int] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         del frame
-        log.info("signal %d received, stopping", signum)
+        received.append(signum)  # no logging here: the handler may interrupt a logging call
         stop.set()
 
     signal.signal(signal.SIGTERM, on_signal)
@@ -152,6 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     log.error("the emulator loop ended unexpectedly")
                     return 1
         finally:
+            if received:
+                log.info("signal %d received, stopping", received[0])
             emulator.stop()
             with contextlib.suppress(OSError):
                 state_path.unlink()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import bisect
 import contextlib
 import itertools
 import logging
@@ -31,7 +32,6 @@ from .imap_parser import (
     parse_command,
     parse_tag,
     read_command,
-    seq_contains,
 )
 from .observe import FaultRule, Observer, redact_imap_line
 from .store import Account, Folder, Message, Store, StoreError
@@ -209,6 +209,7 @@ class ImapSession:
         self._out: list[bytes] = []
         self._pending_record: tuple[str, str, float, float] | None = None
         self._seen_modseq = 0
+        self._clean_version = -1  # account version at which the client's view last matched the folder
         self._loop = asyncio.get_running_loop()
         peer = writer.get_extra_info("peername")
         self.peer_ip = peer[0] if isinstance(peer, tuple) else "127.0.0.1"
@@ -442,11 +443,13 @@ class ImapSession:
         self.uids = [(uid, msg.msgid) for uid, msg in current]
         self.state = "selected"
         self._seen_modseq = self.account.modseq
+        self._clean_version = self.account.version
         return current
 
     def deselect(self) -> None:
         self.folder = None
         self.uids = []
+        self._clean_version = -1
         self.readonly = False
         if self.state == "selected":
             self.state = "auth"
@@ -457,10 +460,15 @@ class ImapSession:
         if not self.uids:
             return []
         star = self.uids[-1][0] if uid else len(self.uids)
+        # The set merged into sorted ranges once, then one bisect per message: O(n log k) rather
+        # than O(n * k), which made a FETCH of 10 000 UIDs in a 20 000-message folder take minutes.
+        starts, ends = _merged_ranges(seqset, star)
         out: list[tuple[int, int, Message]] = []
         messages = self.account.messages
         for index, (u, msgid) in enumerate(self.uids):
-            if seq_contains(seqset, u if uid else index + 1, star):
+            value = u if uid else index + 1
+            at = bisect.bisect_right(starts, value) - 1
+            if at >= 0 and value <= ends[at]:
                 msg = messages.get(msgid)
                 if msg is not None:
                     out.append((index + 1, u, msg))
@@ -481,6 +489,9 @@ class ImapSession:
         """Tell the client what changed in the selected view since it last heard (RFC 3501 §7.4.1)."""
         if self.account is None or self.folder is None:
             return
+        version = self.account.version
+        if version == self._clean_version and not idle:
+            return  # nothing changed since the client's view last matched the folder
         current = self.account.sync(self.folder)
         present = {uid for uid, _ in current}
         if expunge_ok:
@@ -501,6 +512,8 @@ class ImapSession:
                 if msg is not None and msg.modseq > self._seen_modseq and uid in present:
                     self.untagged(b"%d FETCH (FLAGS %s)" % (seq, flags_wire(msg.flags)))
         self._seen_modseq = self.account.modseq
+        # Expunges held back (during FETCH/STORE/SEARCH) leave the view unclean: report them next time.
+        self._clean_version = version if len(self.uids) == len(current) else -1
 
     def mailbox_wire(self, name: str) -> bytes:
         return imap_quoted(name if self.utf8 else encode_mutf7(name))
@@ -525,6 +538,23 @@ class ImapSession:
 # --------------------------------------------------------------------------- helpers
 
 _LITERAL_BODY = re.compile(rb"\{(\d+)\}\r\n")
+
+
+def _merged_ranges(seqset: SeqSet, star: int) -> tuple[list[int], list[int]]:
+    """Starts and ends of the set's inclusive ranges, `*` resolved, sorted and merged (the same
+    membership as `seq_contains`)."""
+    spans = sorted(
+        (min(a, b), max(a, b)) for a, b in ((star if lo == 0 else lo, star if hi == 0 else hi) for lo, hi in seqset)
+    )
+    starts: list[int] = []
+    ends: list[int] = []
+    for lo, hi in spans:
+        if ends and lo <= ends[-1] + 1:
+            ends[-1] = max(ends[-1], hi)
+        else:
+            starts.append(lo)
+            ends.append(hi)
+    return starts, ends
 
 
 def _half_reply(data: bytes) -> bytes:

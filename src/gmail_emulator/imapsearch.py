@@ -9,6 +9,7 @@ Anything malformed raises ``SearchParseError`` (the server answers ``BAD Could n
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -175,11 +176,12 @@ def _date_cmp(actual: date, op: str, wanted: date) -> bool:
 # --------------------------------------------------------------------------- AST
 
 
-class SearchNode:
+class SearchNode(ABC):
     """One parsed SEARCH key (or a combination of keys)."""
 
+    @abstractmethod
     def matches(self, item: SearchItem, ctx: SearchContext) -> bool:
-        raise NotImplementedError
+        """Whether the message satisfies this node."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import weakref
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import Protocol
@@ -240,11 +241,12 @@ def _parse_size(value: str) -> int | None:
 # --------------------------------------------------------------------------- AST
 
 
-class RawNode:
+class RawNode(ABC):
     """A node of a parsed X-GM-RAW query."""
 
+    @abstractmethod
     def matches(self, msg: SearchView, ctx: RawContext) -> bool:
-        raise NotImplementedError
+        """Whether the message satisfies this node."""
 
     def walk(self) -> list[RawNode]:
         return [self]

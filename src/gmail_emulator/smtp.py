@@ -18,6 +18,7 @@ import contextlib
 import fnmatch
 import itertools
 import logging
+import math
 import random
 import re
 import ssl
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from email.utils import format_datetime
 from typing import Any, Literal
 
-from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
+from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session, TLSSetupException
 
 from .mime import ParsedMessage
 from .observe import REDACTED, Observer, redact_smtp_line
@@ -153,6 +154,14 @@ def _fault_reply(action: str, stage: str, tx: str) -> str:
     return f"550 5.7.1 Message rejected ({stage.upper()}). {tx} - gsmtp"
 
 
+@dataclass
+class _Armed:
+    """A fault rule with its remaining shots (-1 = unlimited)."""
+
+    fault: SmtpFault
+    remaining: int
+
+
 # --------------------------------------------------------------------------- a send in flight
 
 
@@ -196,7 +205,7 @@ class SmtpFront:
         self._loop = loop
         self._lock = threading.Lock()
         self._outbox: list[OutboxEntry] = []
-        self._faults: list[list[Any]] = []  # [SmtpFault, remaining]
+        self._faults: list[_Armed] = []
         self._logins: list[tuple[int, str]] = []
         self._sessions = 0
         self._session_ids = itertools.count(1)
@@ -267,7 +276,7 @@ class SmtpFront:
 
     def add_fault(self, fault: SmtpFault) -> None:
         with self._lock:
-            self._faults.append([fault, fault.times])
+            self._faults.append(_Armed(fault, fault.times))
 
     def clear_faults(self) -> None:
         with self._lock:
@@ -275,14 +284,13 @@ class SmtpFront:
 
     def take_fault(self, stage: str, port_kind: str, address: str | None = None) -> SmtpFault | None:
         with self._lock:
-            for slot in self._faults:
-                fault: SmtpFault = slot[0]
-                if not fault.applies(stage, port_kind, address):
+            for armed in self._faults:
+                if not armed.fault.applies(stage, port_kind, address):
                     continue
-                if slot[1] > 0:
-                    slot[1] -= 1
-                self._faults = [s for s in self._faults if s[1] != 0]
-                return fault
+                if armed.remaining > 0:
+                    armed.remaining -= 1
+                self._faults = [a for a in self._faults if a.remaining != 0]
+                return armed.fault
         return None
 
     # ----------------------------------------------------------------- counters
@@ -343,7 +351,7 @@ class SmtpFront:
         try:
             job = self._prepare(entry)
             knobs = self.store.knobs
-            if knobs.sent_filing_delay_s is not None:
+            if knobs.sent_filing_delay_s is not None and not math.isinf(knobs.sent_filing_delay_s):
                 self._later(knobs.sent_filing_delay_s, self._file_sent, job)
             seen: set[str] = set()
             for rcpt in recipients:
@@ -497,7 +505,10 @@ class _Hooks:
         return f"221 2.0.0 closing connection {server.front.transaction_id()} - gsmtp"
 
     async def handle_exception(self, error: Exception) -> str:
-        log.error("SMTP session error: %r", error)
+        if isinstance(error, TLSSetupException | ConnectionError | ssl.SSLError):
+            log.info("SMTP client went away: %r", error)  # a client problem, not ours
+        else:
+            log.error("SMTP session error", exc_info=error)
         return "451 4.3.0 Temporary server error. Please try again later. - gsmtp"
 
 

@@ -150,6 +150,9 @@ class Folder:
     user_label: str | None = None  # for kind "label"
     uidnext: int = 1
     uid_of: dict[int, int] = field(default_factory=dict)  # msgid -> uid, in uid order
+    # (account version, members) of the last sync: every IMAP command syncs its view twice, and
+    # recomputing a 20 000-message view each time cost ~0.2 s per sync.
+    synced: tuple[int, list[tuple[int, Message]]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def label(self) -> str | None:
@@ -184,6 +187,7 @@ class Account:
         self.user_labels: dict[str, str] = {}  # casefolded -> display name
         self.folders: dict[str, Folder] = {}
         self.modseq = 1
+        self.version = 0  # bumped by every change (changed()); views are recomputed only then
         self.listeners: list[Callable[[], None]] = []
         self._uidvalidity = 1
         self._build_system_folders()
@@ -299,6 +303,8 @@ class Account:
 
         A message that leaves a view loses its UID there; coming back gives it a new one.
         """
+        if folder.synced is not None and folder.synced[0] == self.version:
+            return list(folder.synced[1])
         current = {m.msgid: m for m in self.messages.values() if folder.contains(m)}
         for msgid in [mid for mid in folder.uid_of if mid not in current]:
             del folder.uid_of[msgid]
@@ -306,7 +312,9 @@ class Account:
             if msg.msgid not in folder.uid_of:
                 folder.uid_of[msg.msgid] = folder.uidnext
                 folder.uidnext += 1
-        return sorted(((uid, current[mid]) for mid, uid in folder.uid_of.items()), key=lambda p: p[0])
+        members = sorted(((uid, current[mid]) for mid, uid in folder.uid_of.items()), key=lambda p: p[0])
+        folder.synced = (self.version, members)
+        return list(members)
 
     # ----------------------------------------------------------------- messages
 
@@ -422,6 +430,7 @@ class Account:
         msg.record(self.store.clock(), self.store.knobs.raw_search_lag_s)
 
     def changed(self) -> None:
+        self.version += 1
         for listener in list(self.listeners):
             listener()
 

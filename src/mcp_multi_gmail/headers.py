@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .errors import MailError
 
-__all__ = ["check_header_value", "is_header_breaking"]
+__all__ = ["check_header_value", "is_header_breaking", "is_surrogate"]
 
 
 def is_header_breaking(ch: str) -> bool:
@@ -25,6 +25,12 @@ def _describe_char(ch: str) -> str:
     return f"{names[ch]} (U+{ord(ch):04X})" if ch in names else f"U+{ord(ch):04X}"
 
 
+def is_surrogate(ch: str) -> bool:
+    """An unpaired UTF-16 surrogate: what invalid UTF-8 (a file name, a bad argument) decodes to.
+    It cannot be encoded, so it can reach neither a header nor an IMAP command."""
+    return "\ud800" <= ch <= "\udfff"
+
+
 def check_header_value(field: str, value: str) -> None:
     """A header value may not carry line breaks or controls: they could start a new header."""
     bad = [ch for ch in value if is_header_breaking(ch)]
@@ -34,4 +40,10 @@ def check_header_value(field: str, value: str) -> None:
             "invalid_input",
             f"The {field} contains a line break or control character ({chars}), which a mail "
             "header cannot carry. Give it on a single line without control characters.",
+        )
+    if any(is_surrogate(ch) for ch in value):
+        raise MailError(
+            "invalid_input",
+            f"The {field} is not valid text: it contains unpaired surrogates (invalid UTF-8), which a "
+            "mail header cannot carry.",
         )

@@ -22,6 +22,11 @@ from mcp_multi_gmail.headers import check_header_value as check_header_value  # 
 from mcp_multi_gmail.headers import is_header_breaking
 
 MAX_MESSAGE_BYTES = 25 * 1024 * 1024
+# Upper bounds on the lists a tool takes: a message with more recipients, references or files than
+# this is no real message, only a flood (and an error listing 10 000 addresses is unreadable).
+MAX_RECIPIENTS = 500
+MAX_REFERENCES = 500
+MAX_ATTACHMENTS = 100
 ALLOWED_FLAGS = ("seen", "flagged", "answered")
 
 _IMAP_FLAGS = {"seen": "\\Seen", "flagged": "\\Flagged", "answered": "\\Answered"}
@@ -34,6 +39,7 @@ _ADDRESS_SPECIALS = frozenset(',;<>"():\\')
 _PSEUDO_FS_ROOTS = ("/proc", "/sys", "/dev")
 
 _SHOW_LIMIT = 200
+_LIST_LIMIT = 20  # items quoted in one message; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -54,7 +60,18 @@ def _show(value: str) -> str:
 
 
 def _quoted_list(items: Sequence[str]) -> str:
-    return ", ".join(f'"{_show(item)}"' for item in items)
+    shown = ", ".join(f'"{_show(item)}"' for item in items[:_LIST_LIMIT])
+    rest = len(items) - _LIST_LIMIT
+    return f"{shown} and {rest} more" if rest > 0 else shown
+
+
+def check_count(what: str, items: Sequence[object], limit: int) -> None:
+    """A list argument may hold at most `limit` entries."""
+    if len(items) > limit:
+        raise MailError(
+            "invalid_input",
+            f"{len(items)} {what} in one message; at most {limit} are accepted. Nothing was sent or saved.",
+        )
 
 
 def _refuse_bare_str(name: str, value: object) -> None:
@@ -105,6 +122,7 @@ def check_recipients(account: str, allowed: Sequence[str] | None, recipients: Se
         raise MailError(
             "send_forbidden", f'The message from mailbox "{account}" has no recipient. Nothing was sent.'
         )
+    check_count("recipients (to, cc and bcc together)", recipients, MAX_RECIPIENTS)
 
     # Controls are looked for before trimming: the caller may hand the untrimmed value to SMTP.
     malformed = [
@@ -186,6 +204,7 @@ def resolve_attachments(paths: Sequence[str], attachment_dirs: Sequence[Path]) -
     _refuse_bare_str("paths", paths)
     if not paths:
         return []
+    check_count("attachments", paths, MAX_ATTACHMENTS)
     if not attachment_dirs:
         raise MailError(
             "send_forbidden",
@@ -235,6 +254,24 @@ def resolve_attachments(paths: Sequence[str], attachment_dirs: Sequence[Path]) -
         check_header_value("attachment filename", filename)
         result.append(AllowedAttachment(path=Path(real), filename=filename))
     return result
+
+
+def check_single_name(attachments: Sequence[AllowedAttachment]) -> None:
+    """Outgoing files must have one name only. A hard link has no "real path" elsewhere to resolve:
+    the same file may also live outside the allowed folders under another name (a hard link planted
+    in an allowed folder would carry it out), so a file with several names is not attached."""
+    for item in attachments:
+        try:
+            names = os.stat(item.path).st_nlink
+        except OSError:
+            continue  # gone: reading it reports that
+        if names > 1:
+            raise MailError(
+                "send_forbidden",
+                f'The file "{_show(str(item.path))}" has {names} names (hard links), so it may be a file that lives '
+                "outside the folders attachments may come from. Nothing was attached, sent or saved. A file with a "
+                "single name, such as a copy, can be attached.",
+            )
 
 
 # --- labels --------------------------------------------------------------------------------

@@ -20,6 +20,9 @@ class Runtime:
     environ: Mapping[str, str]
     # SMTP port that worked per account name; survives a reload (digest §2.15).
     smtp_ports: dict[str, int] = field(default_factory=dict)
+    # (account name, Message-ID) of every send whose bytes were handed to Gmail in this process: a
+    # repeat is refused even when Gmail never filed the message in Sent (or the copy failed).
+    handed_over: set[tuple[str, str]] = field(default_factory=set)
 
     @property
     def config_path(self) -> Path:

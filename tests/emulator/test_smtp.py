@@ -89,7 +89,19 @@ def send(
         kwargs["sender"] = sender
     if recipients is not None:
         kwargs["recipients"] = recipients
-    return asyncio.run(aiosmtplib.send(message, **kwargs))
+
+    async def run() -> tuple[dict[str, Any], str]:
+        try:
+            return await aiosmtplib.send(message, **kwargs)
+        finally:
+            await settle()
+
+    return asyncio.run(run())
+
+
+async def settle() -> None:
+    """Let closing TLS transports finish their shutdown before asyncio.run closes the loop."""
+    await asyncio.sleep(0.05)
 
 
 def imap(emu: GmailEmulator, user: str, password: str) -> IMAPClient:
@@ -161,6 +173,7 @@ def test_ehlo_shape_on_both_ports(emu: GmailEmulator) -> None:
             before = await submission.ehlo()
             plain_auth = set(submission.server_auth_methods)
             assert submission.supports_extension("starttls")
+        await settle()
         return resp.message, before.message, ssl_auth, plain_auth
 
     ssl_ehlo, plain_ehlo, ssl_auth, plain_auth = asyncio.run(probe())
@@ -179,6 +192,7 @@ def test_starttls_port_refuses_mail_before_tls(emu: GmailEmulator) -> None:
             with pytest.raises(aiosmtplib.SMTPSenderRefused) as info:
                 await client.mail(ALICE)
             assert info.value.code == 530
+        await settle()
 
     asyncio.run(attempt())
     assert emu.outbox() == []
@@ -193,7 +207,8 @@ def test_mail_without_auth_is_refused(emu: GmailEmulator) -> None:
             await client.ehlo()
             with pytest.raises(aiosmtplib.SMTPSenderRefused) as info:
                 await client.mail(ALICE)
-            return info.value.code
+        await settle()
+        return info.value.code
 
     assert asyncio.run(attempt()) == 530
 
@@ -218,7 +233,7 @@ def test_never_filed_knob(emu: GmailEmulator) -> None:
 
 
 def test_delivery_delay_knob(emu: GmailEmulator) -> None:
-    emu.set_knobs(delivery_delay_s=0.5)
+    emu.set_knobs(delivery_delay_s=1.0)
     send(emu, make_message())
     assert inbox(emu, BOB) == []
     assert wait_for(lambda: len(inbox(emu, BOB)) == 1, timeout=5)
@@ -258,7 +273,7 @@ def test_sent_to_self_is_one_message_with_sent_and_inbox(emu: GmailEmulator) -> 
 
 
 def test_sent_to_self_with_filing_delay(emu: GmailEmulator) -> None:
-    emu.set_knobs(sent_filing_delay_s=0.3)
+    emu.set_knobs(sent_filing_delay_s=1.0)
     send(emu, make_message(to=ALICE, msgid="<note-2@example.com>"))
     first = emu.messages(ALICE)
     assert len(first) == 1 and first[0].labels == frozenset({"\\Inbox"})
@@ -370,6 +385,7 @@ def test_wire_log_redacts_auth_login(emu: GmailEmulator) -> None:
         async with client:
             await client.ehlo()
             await client.auth_login(ALICE, ALICE_PW)
+        await settle()
 
     asyncio.run(login())
     client = _client_wire(emu)
@@ -452,6 +468,23 @@ def test_fault_drop_during_data_loses_the_message(emu: GmailEmulator) -> None:
     assert emu.messages(BOB) == []
 
 
+@pytest.mark.parametrize(("stage", "accepted"), [("data", False), ("after_data", True)])
+def test_fault_421_around_data(emu: GmailEmulator, stage: Literal["data", "after_data"], accepted: bool) -> None:
+    emu.add_smtp_fault(SmtpFault(stage, "421"))
+    with pytest.raises(aiosmtplib.SMTPDataError) as info:
+        send(emu, make_message())
+    assert info.value.code == 421
+    assert len(emu.outbox()) == (1 if accepted else 0)
+    assert len(inbox(emu, BOB)) == (1 if accepted else 0)
+
+
+def test_infinite_filing_delay_means_never(emu: GmailEmulator) -> None:
+    emu.set_knobs(sent_filing_delay_s=float("inf"))
+    send(emu, make_message())
+    assert sent_copies(emu) == []
+    assert len(emu.outbox()) == 1
+
+
 @pytest.mark.parametrize("port", ["ssl", "starttls"])
 def test_fault_drop_after_data_message_went_anyway(emu: GmailEmulator, port: Port) -> None:
     emu.add_smtp_fault(SmtpFault("after_data", "drop"))
@@ -511,6 +544,20 @@ def _reply(conn: ssl.SSLSocket) -> bytes:
         lines = data.split(b"\r\n")
         if len(lines) >= 2 and len(lines[-2]) >= 4 and lines[-2][3:4] == b" ":
             return data
+
+
+def test_client_vanishing_during_starttls(emu: GmailEmulator) -> None:
+    with socket.create_connection((emu.host, emu.smtp_starttls_port), timeout=5) as sock:
+        assert sock.recv(4096).startswith(b"220 ")
+        sock.sendall(b"EHLO test\r\n")
+        time.sleep(0.1)
+        sock.recv(4096)
+        sock.sendall(b"STARTTLS\r\n")
+        assert sock.recv(4096).startswith(b"220 2.0.0")
+        sock.sendall(b"\x16\x03\x01\x00\x05hello")  # the start of a broken ClientHello
+    time.sleep(0.1)
+    send(emu, make_message(), port="starttls")
+    assert len(emu.outbox()) == 1
 
 
 @pytest.mark.parametrize("cut_after", ["greeting", "ehlo", "auth", "data-half", "auth-login-half"])

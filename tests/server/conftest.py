@@ -12,7 +12,9 @@ from mcp import Client
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.config import load_config
+from mcp_multi_gmail.demo import DEMO_ACCOUNTS  # the same three mailboxes the demo shows
 from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
+from mcp_multi_gmail.gmail.imap import forget_special_folders
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
 
@@ -20,6 +22,7 @@ from mcp_multi_gmail.server import build_server
 @pytest.fixture
 def make_runtime(emulator: GmailEmulator) -> Callable[[Path], Runtime]:
     def make(config_path: Path) -> Runtime:
+        forget_special_folders()  # every test starts like a fresh server process
         environ = emulator.env()
         return Runtime(
             config=load_config(config_path, layout=None, environ=environ),
@@ -32,41 +35,6 @@ def make_runtime(emulator: GmailEmulator) -> Callable[[Path], Runtime]:
 
 
 DEMO_SEED = Path(str(files("gmail_emulator.seeds") / "demo" / "seed.json"))
-CLASSIFICATIONS = {
-    "Asistent/akce": "the user has to do something",
-    "Asistent/čeká": "waiting for someone else",
-    "Asistent/info": "for information only",
-    "Asistent/hoří": "urgent",
-}
-DEMO_ACCOUNTS: list[dict[str, Any]] = [
-    {
-        "name": "osobni",
-        "address": "jana.novakova@example.cz",
-        "password": "demoosobniheslox",
-        "processed_label": "Asistent",
-        "classification_labels": CLASSIFICATIONS,
-    },
-    {
-        "name": "tym",
-        "address": "tym@example.com",
-        "password": "demotymovaschran",
-        "shared": True,
-        "work_scope": "inbox",
-        "processed_label": "Miladka/zpracovano",
-        "classification_labels": {},
-        "assignment_labels": ["Anna", "Beda", "Cyril"],
-        "my_label": "Anna",
-    },
-    {
-        "name": "automaty",
-        "address": "upozorneni@example.com",
-        "password": "demoupozorneniab",
-        "work_scope": "inbox",
-        "unread_only": True,
-        "processed_label": None,
-        "classification_labels": {},
-    },
-]
 
 
 @pytest.fixture
@@ -77,6 +45,7 @@ def demo(
 ) -> Runtime:
     """The emulator loaded with the demo seed and a runtime configured for its three mailboxes."""
     emulator_session.reset(DEMO_SEED)
+    forget_special_folders()
     path = write_config(DEMO_ACCOUNTS, download_dir=str(tmp_path / "downloads"))
     environ = emulator_session.env()
     return Runtime(

@@ -382,7 +382,12 @@ async def test_search_command_count_is_flat(
     count = await _commands_for(
         emulator, call, runtime, "mg_search_threads", account="o", query="subject:Vlákno", max_results=100
     )
-    assert count == 8  # CAPABILITY LOGIN LIST EXAMINE SEARCH FETCH FETCH LOGOUT, whatever the number of threads
+    assert count == 7  # CAPABILITY LOGIN LIST EXAMINE SEARCH FETCH LOGOUT, whatever the number of threads
+    # A warm server remembers where All Mail is: no LIST on the next call.
+    again = await _commands_for(
+        emulator, call, runtime, "mg_search_threads", account="o", query="subject:Vlákno", max_results=100
+    )
+    assert again == 6
 
 
 @pytest.mark.parametrize("messages", [2, 20])
@@ -448,3 +453,21 @@ async def test_missing_all_mail_is_provider_unsupported(
     runtime = make_runtime(write_config([{"name": "j", "address": "jiny@example.cz", "password": "jinyhesloheslox"}]))
     body = await error(call, runtime, "mg_get_thread", account="j", thread_id="1")
     assert body["code"] == "provider_unsupported" and "all-mail" in body["message"]
+
+
+async def test_remembered_folder_that_vanished_is_looked_up_again(
+    emulator: GmailEmulator, call: Call, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    from gmail_emulator.knobs import GERMAN_FOLDERS
+
+    emulator.deliver("osobni@example.cz", message("První", "a", message_id="<prvni@example.org>"))
+    runtime = make_runtime(
+        write_config([{"name": "o", "address": "osobni@example.cz", "password": "osobniheslohesla"}])
+    )
+    await ok(call, runtime, "mg_search_threads", account="o", query="subject:První")  # remembers [Gmail]/All Mail
+    emulator.reset()
+    emulator.set_knobs(folder_names=dict(GERMAN_FOLDERS))  # the account now shows localised names
+    emulator.add_account("osobni@example.cz", "osobniheslohesla")
+    emulator.deliver("osobni@example.cz", message("Druhý", "b", message_id="<druhy@example.org>"))
+    data = await ok(call, runtime, "mg_search_threads", account="o", query="subject:Druhý")
+    assert data["total_threads"] == 1

@@ -15,8 +15,12 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from pydantic_core import PydanticCustomError
 
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-# Deliberately simple: one "@", something before it, a dot inside the domain, no whitespace.
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s.]+(?:\.[^@\s.]+)+$")
+# Deliberately simple: one "@", something before it, a dot inside the domain, no whitespace and
+# no control characters (an address goes into LOGIN, MAIL FROM and headers).
+_EMAIL = re.compile(r"^[^@\s\x00-\x1f\x7f]+@[^@\s.\x00-\x1f\x7f]+(?:\.[^@\s.\x00-\x1f\x7f]+)+$")
+# Line breaks, NUL and other controls (C0, DEL, C1, U+2028/9) and unpaired surrogates: a label with
+# one would break the IMAP command it goes into, a path with NUL cannot be opened at all.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 
@@ -37,8 +41,18 @@ def _check_email(value: str) -> str:
     return value
 
 
+def _check_plain_text(value: str) -> str:
+    if _CONTROL.search(value.replace("\t", " ")):
+        raise PydanticCustomError(
+            "control_chars", "nesmí obsahovat konec řádku, znak NUL ani jiné řídicí znaky"
+        )
+    return value
+
+
 AccountName = Annotated[str, AfterValidator(_check_name)]
 Email = Annotated[str, AfterValidator(_check_email)]
+# Labels (they go into IMAP commands), display names (into headers) and paths.
+PlainText = Annotated[str, StringConstraints(min_length=1), AfterValidator(_check_plain_text)]
 SmtpPort = Literal[465, 587]
 
 
@@ -50,16 +64,16 @@ class RawSignature(BaseModel):
     model_config = _STRICT
 
     text: str | None = None
-    text_file: NonEmpty | None = None
+    text_file: PlainText | None = None
     html: str | None = None
-    html_file: NonEmpty | None = None
+    html_file: PlainText | None = None
 
 
 class RawAlias(BaseModel):
     model_config = _STRICT
 
     address: Email
-    name: NonEmpty | None = None
+    name: PlainText | None = None
     purpose: NonEmpty | None = None
     default_signature: NonEmpty | None = None
 
@@ -76,13 +90,13 @@ class RawAccount(BaseModel):
     unread_only: bool = False
     can_send: bool = False
     watch: bool = False
-    assignment_labels: list[NonEmpty] = Field(default_factory=list)
-    my_label: NonEmpty | None = None
+    assignment_labels: list[PlainText] = Field(default_factory=list)
+    my_label: PlainText | None = None
     # Absent = no limit, [] = nobody: an explicit null is refused rather than read as "no limit".
     allowed_recipients: list[NonEmpty] = Field(default_factory=list)
-    processed_label: NonEmpty | None = "processed"
+    processed_label: PlainText | None = "processed"
     # Absent = inherit the top-level set; {} = never classify this mailbox.
-    classification_labels: dict[NonEmpty, NonEmpty] = Field(default_factory=dict)
+    classification_labels: dict[PlainText, NonEmpty] = Field(default_factory=dict)
     signatures: dict[NonEmpty, RawSignature] = Field(default_factory=dict)
     default_signature: NonEmpty | None = None
     aliases: list[RawAlias] = Field(default_factory=list)
@@ -101,11 +115,11 @@ class RawConfig(BaseModel):
     model_config = _STRICT
 
     accounts: Annotated[list[RawAccount], Field(min_length=1)]
-    classification_labels: dict[NonEmpty, NonEmpty] = Field(default_factory=dict)
+    classification_labels: dict[PlainText, NonEmpty] = Field(default_factory=dict)
     smtp_port: SmtpPort | None = None
-    download_dir: NonEmpty | None = None
-    attachment_dirs: list[NonEmpty] = Field(default_factory=list)
+    download_dir: PlainText | None = None
+    attachment_dirs: list[PlainText] = Field(default_factory=list)
     quote_locale: Literal["cs", "en"] = "cs"
-    passwords_file: NonEmpty | None = None
+    passwords_file: PlainText | None = None
     watch_hours: str | None = None
     watch_interval: str | None = None

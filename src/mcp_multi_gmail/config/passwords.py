@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .models import RawAccount
-from .report import Problems
+from .report import HIDDEN, Problems, looks_like_app_password
 
 # What the setup guide writes in place of a password the user has not pasted yet.
 PLACEHOLDER = "SEM_VLOZ_HESLO_APLIKACE"
@@ -82,6 +82,15 @@ def resolve_password(
     if account.password_env is not None:
         value = environ.get(account.password_env, "")
         if not value.strip():
+            if looks_like_app_password(account.password_env):
+                # The password itself pasted where the variable's name belongs: never echo it.
+                problems.add(
+                    f'{who}: v "password_env" má být název proměnné prostředí, ale je tam text, který vypadá '
+                    f'jako samotné heslo {HIDDEN}; heslo patří do "password", nebo do proměnné, jejíž název '
+                    'se uvede v "password_env"',
+                    password=True,
+                )
+                return None
             problems.add(
                 f"{who} čeká heslo v proměnné prostředí {account.password_env}, "
                 "která není nastavená (nebo je prázdná)",

@@ -6,6 +6,7 @@ never from the values in the file: a value could be a password.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,17 @@ _UNKNOWN_KEY = (
     "neznámý klíč. Pokud patří novější verzi mcp-multi-gmail, běží pořád ta stará (nová verze platí "
     "až v nové konverzaci, případně v terminálu /mcp a Reconnect); jinak jde o překlep v názvu klíče."
 )
+
+
+# Google's app passwords: 16 lowercase letters, shown grouped by four ("abcd efgh ijkl mnop").
+_APP_PASSWORD_SHAPE = re.compile(r"[a-z]{16}")
+# What a real key looks like; anything else in a key position may be a pasted password.
+_KEY_SHAPE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+HIDDEN = "(nevypisuje se, vypadá jako heslo)"
+
+
+def looks_like_app_password(text: str) -> bool:
+    return bool(_APP_PASSWORD_SHAPE.fullmatch("".join(text.split())))
 
 
 class ConfigError(Exception):
@@ -74,8 +86,18 @@ class Problems:
         return "\n".join(parts)
 
 
-def _where(loc: Sequence[int | str]) -> str:
-    parts = [str(p) for p in loc]
+def _shown_key(part: int | str, *, unknown: bool) -> str:
+    """A key of the file as the report may show it: never one that could be a pasted password."""
+    text = str(part)
+    if looks_like_app_password(text) or (unknown and not _KEY_SHAPE.fullmatch(text)):
+        return HIDDEN
+    # A key with a line break or another control would split the report line: show it escaped.
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def _where(loc: Sequence[int | str], *, unknown_key: bool = False) -> str:
+    last = len(loc) - 1
+    parts = [_shown_key(p, unknown=unknown_key and i == last) for i, p in enumerate(loc)]
     if parts and parts[-1] == "[key]":  # a bad key of an object: point at the key itself
         parts = parts[:-1]
         if parts and parts[-1] == "":
@@ -90,7 +112,7 @@ def _explain(error: ErrorDetails) -> str:
     if kind == "extra_forbidden":
         key = str(loc[-1]) if loc else ""
         return {"label_prefix": _LABEL_PREFIX, "time_horizon": _TIME_HORIZON}.get(key, _UNKNOWN_KEY)
-    if kind in ("bad_name", "not_email"):
+    if kind in ("bad_name", "not_email", "control_chars"):
         return error["msg"]  # our own texts (models.py), they never contain the value
     if kind == "too_short" and tuple(loc) == ("accounts",):
         return "nastavte aspoň jednu schránku"
@@ -115,5 +137,7 @@ def _explain(error: ErrorDetails) -> str:
 
 def schema_report(path: Path, errors: Sequence[ErrorDetails]) -> str:
     lines = [f"`{path}` není platné nastavení:"]
-    lines.extend(f"  {_where(e['loc'])}: {_explain(e)}" for e in errors)
+    lines.extend(
+        f"  {_where(e['loc'], unknown_key=e['type'] == 'extra_forbidden')}: {_explain(e)}" for e in errors
+    )
     return "\n".join(lines)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import ssl
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,9 +38,36 @@ class Endpoint:
 
     def tls_context(self) -> ssl.SSLContext:
         # Verification is never switched off; a test CA is only ever added.
-        context = ssl.create_default_context()
-        if self.ca_file is not None:
-            context.load_verify_locations(cafile=str(self.ca_file))
+        return _shared_context(self.ca_file)
+
+
+# Building a default context loads the whole system trust store (~0.1 s of CPU); doing that for
+# every connection was the largest fixed cost of a tool call. One context per CA file (keyed by
+# its path, size and mtime, so a replaced file is picked up) is built once and shared: an
+# SSLContext may be used by many connections and threads at once.
+_CONTEXTS: dict[tuple[str, int, int] | None, ssl.SSLContext] = {}
+_CONTEXTS_LOCK = threading.Lock()
+
+
+def _ca_key(ca_file: Path | None) -> tuple[str, int, int] | None:
+    if ca_file is None:
+        return None
+    try:
+        stat = ca_file.stat()
+    except OSError:
+        return (str(ca_file), -1, -1)
+    return (str(ca_file), stat.st_size, stat.st_mtime_ns)
+
+
+def _shared_context(ca_file: Path | None) -> ssl.SSLContext:
+    key = _ca_key(ca_file)
+    with _CONTEXTS_LOCK:
+        context = _CONTEXTS.get(key)
+        if context is None:
+            context = ssl.create_default_context()
+            if ca_file is not None:
+                context.load_verify_locations(cafile=str(ca_file))
+            _CONTEXTS[key] = context
         return context
 
 

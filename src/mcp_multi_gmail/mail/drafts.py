@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from .. import policy
 from ..config import Account
 from ..domain import Address
-from ..gmail.compose import compose
+from ..errors import MailError
+from ..gmail.compose import Composed, compose
 from ..gmail.imap import ALL_MAIL, DRAFTS, ImapSession
 from ..runtime import Runtime
 from .outgoing import Original, Prepared, Request, draft_of, no_quote_warning, prepare, read_original
@@ -27,26 +29,58 @@ def new_message_id(address: str) -> str:
     return f"{uuid.uuid4().hex}.mg@{domain}"
 
 
-def _save(session: ImapSession, runtime: Runtime, account: Account, prepared: Prepared) -> DraftResult:
+@dataclass
+class _Progress:
+    """How far a draft save got: after a broken connection it tells whether the draft was handed over."""
+
+    original: Original = field(default_factory=lambda: Original(None, None))
+    composed: Composed | None = None
+    handed_over: bool = False  # the APPEND was sent
+    stored: bool = False  # Gmail answered the APPEND with OK
+    uid: int | None = None
+    stored_thread: int | None = None
+
+
+def _save(session: ImapSession, runtime: Runtime, account: Account, prepared: Prepared, progress: _Progress) -> None:
     request = prepared.request
-    original = Original(None, None)
     if prepared.in_reply_to:
-        original = read_original(session, account, prepared.in_reply_to, with_quote=request.quote_original)
+        progress.original = read_original(session, account, prepared.in_reply_to, with_quote=request.quote_original)
     composed = compose(
-        draft_of(prepared, original.quote if request.quote_original else None),
+        draft_of(prepared, progress.original.quote if request.quote_original else None),
         message_id=new_message_id(prepared.sender[0]),
         date=datetime.now(UTC),
         quote_locale=runtime.config.quote_locale,
     )
     policy.check_message_size(len(composed.data), len(prepared.files))
-    folder = session.folder(DRAFTS)
+    progress.composed = composed
+    progress.handed_over = True
     # \Seen only: Gmail's own drafts carry no \Draft flag, and a flagged one looks foreign in the web UI.
-    uid = session.append(DRAFTS, composed.data, ["\\Seen"], None)
-    stored_thread: int | None = None
-    if uid is not None:
+    progress.uid = session.append(DRAFTS, composed.data, ["\\Seen"], None)
+    progress.stored = True
+    if progress.uid is not None:
         session.open(DRAFTS)
-        stored = session.fetch([uid], ["X-GM-THRID"]).get(uid)
-        stored_thread = stored.thread_id if stored else None
+        stored = session.fetch([progress.uid], ["X-GM-THRID"]).get(progress.uid)
+        progress.stored_thread = stored.thread_id if stored else None
+
+
+def _find_stored(session: ImapSession, message_id: str) -> tuple[int, int | None] | None:
+    """(uid, thread id) of the draft with this Message-ID in Drafts, or None. A header search, not
+    X-GM-RAW: Gmail's search index lags behind a message stored a moment ago. (The id is our own
+    hex@domain, so it needs no literal.)"""
+    session.open(DRAFTS)
+    uids = session.search(["HEADER", "Message-ID", message_id])
+    if not uids:
+        return None
+    uid = max(uids)
+    stored = session.fetch([uid], ["X-GM-THRID"]).get(uid)
+    return uid, stored.thread_id if stored else None
+
+
+def _result(account: Account, prepared: Prepared, progress: _Progress, folder: str) -> DraftResult:
+    request = prepared.request
+    composed = progress.composed
+    assert composed is not None
+    original, uid, stored_thread = progress.original, progress.uid, progress.stored_thread
     joined = None if original.thread_id is None or stored_thread is None else stored_thread == original.thread_id
     warning = None
     if joined is False:
@@ -56,7 +90,7 @@ def _save(session: ImapSession, runtime: Runtime, account: Account, prepared: Pr
         )
     if warning is None:
         warning = no_quote_warning(prepared, request.quote_original, composed.quoted)
-    if warning is None and uid is None:
+    if warning is None and (uid is None or stored_thread is None):
         warning = "The draft was stored but could not be read back to check it."
     return DraftResult(
         account=account.name,
@@ -77,7 +111,43 @@ def _save(session: ImapSession, runtime: Runtime, account: Account, prepared: Pr
 async def save_draft(runtime: Runtime, account_name: str, request: Request) -> DraftResult:
     account = runtime.account(account_name)
     prepared = prepare(runtime.config, account, request, sending=False)
-    return await in_session(runtime, account, lambda s: _save(s, runtime, account, prepared))
+    progress = _Progress()
+    folders: list[str] = []
+
+    def work(session: ImapSession) -> None:
+        folders.append(session.folder(DRAFTS))
+        _save(session, runtime, account, prepared, progress)
+
+    try:
+        await in_session(runtime, account, work)
+    except MailError as error:
+        if not progress.handed_over or progress.composed is None:
+            raise  # nothing reached Drafts
+        if not progress.stored:
+            if not error.retryable:
+                raise  # Gmail answered the APPEND with a refusal: nothing was stored
+            # The line broke with the APPEND in flight: only Drafts itself can tell whether it arrived.
+            message_id = progress.composed.message_id
+            try:
+                found = await in_session(runtime, account, lambda s: _find_stored(s, message_id))
+            except MailError:
+                raise MailError(
+                    "upstream_error",
+                    f'Mailbox "{account.name}": the connection to Gmail broke while the draft <{message_id}> was '
+                    "being stored, so it may or may not have been saved. Check the drafts with mg_list_drafts "
+                    "before saving it again.",
+                    retryable=True,
+                ) from None
+            if found is None:
+                raise MailError(
+                    "upstream_error",
+                    f'Mailbox "{account.name}": the connection to Gmail broke while the draft was being stored, '
+                    "and it is not in Drafts: it was not saved. Saving it again is safe.",
+                    retryable=True,
+                ) from None
+            progress.uid, progress.stored_thread = found
+        # Stored: the draft exists, whatever broke afterwards; reporting an error would invite a duplicate.
+    return _result(account, prepared, progress, folders[0])
 
 
 def _list(session: ImapSession, account: Account, limit: int) -> DraftsResult:

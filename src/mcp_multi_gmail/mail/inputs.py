@@ -10,7 +10,11 @@ from ..gmail.parse import bare_id
 
 # Characters that would end or split an IMAP command line, whatever quoting is used.
 _LINE_BREAKERS = re.compile(r"[\x00\r\n]")
+# Unpaired surrogates (invalid UTF-8 in the caller's JSON): they cannot be encoded for any command.
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
 MAX_PAGE_OFFSET = 1_000_000
+# RFC 5322 caps a header line at 998 characters, so no real Message-ID is longer.
+MAX_MESSAGE_ID = 998
 
 
 def no_line_breaks(what: str, value: str) -> str:
@@ -18,6 +22,8 @@ def no_line_breaks(what: str, value: str) -> str:
         raise invalid_input(
             f"The {what} contains a line break or NUL character, which no mail command accepts."
         )
+    if _SURROGATES.search(value):
+        raise invalid_input(f"The {what} is not valid text: it contains unpaired surrogates (invalid UTF-8).")
     return value
 
 
@@ -35,7 +41,8 @@ def page_offset(token: str | None) -> int:
     if token is None or token.strip() == "":
         return 0
     text = token.strip()
-    if not text.isascii() or not text.isdigit() or int(text) > MAX_PAGE_OFFSET:
+    # Length first: int() of a 100 000-digit string raises before any comparison could refuse it.
+    if not text.isascii() or not text.isdigit() or len(text) > 7 or int(text) > MAX_PAGE_OFFSET:
         raise invalid_input(
             f'"{token[:40]}" is not a page token this server issued. Call again without page_token.'
         )
@@ -48,6 +55,10 @@ def message_id(value: str) -> str:
     bare = bare_id(value)
     if not bare:
         raise invalid_input("An empty Message-ID cannot be looked up.")
+    if len(bare) > MAX_MESSAGE_ID:
+        raise invalid_input(
+            f"<{bare[:60]}…> is not a Message-ID: it is {len(bare)} characters long, more than a mail header holds."
+        )
     if '"' in bare or "\\" in bare or any(ch.isspace() for ch in bare):
         raise invalid_input(f"<{bare[:200]}> is not a Message-ID: it contains a quote, backslash or space.")
     return bare
@@ -85,14 +96,17 @@ def since(value: str) -> datetime:
         raise bad
     try:
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            return datetime.combine(date.fromisoformat(text), datetime.min.time(), UTC)
-        if not re.fullmatch(
-            r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?", text
-        ):
+            moment = datetime.combine(date.fromisoformat(text), datetime.min.time(), UTC)
+        elif re.fullmatch(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?", text):
+            moment = datetime.fromisoformat(text)
+            # No offset: UTC. 0001-01-01 east of UTC or 9999-12-31 west of it overflows datetime.
+            moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        else:
             raise bad
-        moment = datetime.fromisoformat(text)
-    except ValueError:
+    except (ValueError, OverflowError):
         raise bad from None
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    # IMAP's SEARCH SINCE takes a four-digit year (the year 1 would be sent as "1-Jan-1" and refused
+    # only after a labelling call had already labelled); no mail predates 1970.
+    if moment.year < 1970:
+        raise invalid_input(f'"{value[:60]}" is before 1970; no mail is that old. Give a real pass boundary.')
+    return moment

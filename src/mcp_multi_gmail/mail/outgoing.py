@@ -90,9 +90,17 @@ def _read_attachment(path: Path) -> bytes:
         return handle.read()
 
 
+def _file_size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:  # gone since the check: reading it below reports that
+        return 0
+
+
 def prepare(config: Config, account: Account, request: Request, *, sending: bool) -> Prepared:
     # Attachments first: a refused file stops everything before anything else is looked at.
     allowed = policy.resolve_attachments(request.attachments, config.attachment_dirs)
+    policy.check_single_name(allowed)
     recipients = [*request.to, *request.cc, *request.bcc]
     if sending:
         policy.check_can_send(account.name, account.can_send)
@@ -106,9 +114,15 @@ def prepare(config: Config, account: Account, request: Request, *, sending: bool
     )
     policy.check_header_value("subject", request.subject)
     in_reply_to = inputs.message_id(request.in_reply_to) if request.in_reply_to else None
+    policy.check_count("references", request.references, policy.MAX_REFERENCES)
     for reference in request.references:
         policy.check_header_value("references", reference)
     signature = choose_signature(account, sender[0] if sender[0] != account.address else None, request.signature)
+    # The size limit is policy too, asked before any connection: the text and the files alone
+    # already exceed it when the assembled message certainly would.
+    least = sum(len(text.encode("utf-8", "surrogatepass")) for text in (request.body, request.html_body or ""))
+    least += sum(_file_size(item.path) for item in allowed)
+    policy.check_message_size(least, len(allowed))
     files = []
     for item in allowed:
         content = _read_attachment(item.path)

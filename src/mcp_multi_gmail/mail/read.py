@@ -37,6 +37,9 @@ from .summary import INBOX, carries, is_processed, iso, newest_match, summarize
 
 T = TypeVar("T")
 MAX_MATCHES = 5000
+HIT_ITEMS = ["INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS"]
+# Up to this many matches the envelopes of all of them cost less than a second round trip.
+ONE_FETCH_LIMIT = 200
 SUMMARY_ITEMS = ["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS", "RFC822.SIZE"]
 
 
@@ -78,7 +81,9 @@ def _search_mailbox(
         return _MailboxHits()
     if len(uids) > MAX_MATCHES:
         raise _too_broad(account, len(uids))
-    meta = session.fetch(uids, ["X-GM-THRID", "INTERNALDATE"])
+    # A small result is read whole in one FETCH; a big one first by thread only, then the page.
+    small = len(uids) <= ONE_FETCH_LIMIT
+    meta = session.fetch(uids, ["X-GM-THRID", *(HIT_ITEMS if small else ["INTERNALDATE"])])
     threads: dict[int, list[Fetched]] = {}
     for uid in uids:
         item = meta.get(uid)
@@ -100,7 +105,7 @@ def _search_mailbox(
     )
     page = ordered[offset : offset + limit]
     page_uids = [m.uid for _thread, items in page for m in items]
-    details = session.fetch(page_uids, ["INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS"])
+    details = meta if small else session.fetch(page_uids, HIT_ITEMS)
     hits = _MailboxHits(total=len(ordered))
     for thread, items in page:
         top = details.get(newest(items).uid)

@@ -62,6 +62,15 @@ class _Before:
     original: Original
 
 
+def _handed_over_before(account: Account, message_id: str) -> MailError:
+    return MailError(
+        "duplicate_send",
+        f'This exact message was already handed to Gmail from mailbox "{account.name}" earlier in this '
+        f"session, as <{message_id}>; what happened to it was reported then. Nothing was sent now. If the user "
+        "really wants it delivered (again), call again with repeat: true.",
+    )
+
+
 def _before_sending(
     session: ImapSession, account: Account, prepared: Prepared, message_id: str, repeat: bool
 ) -> _Before:
@@ -119,6 +128,8 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
     account = runtime.account(account_name)
     prepared = prepare(runtime.config, account, request, sending=True)
     message_id = _message_id(account, prepared, repeat)
+    if not repeat and (account.name, message_id) in runtime.handed_over:
+        raise _handed_over_before(account, message_id)
     before = await in_session(runtime, account, lambda s: _before_sending(s, account, prepared, message_id, repeat))
     quote_wanted = request.quote_original and prepared.in_reply_to is not None
     composed = compose(
@@ -147,6 +158,7 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
         if not failure.maybe_sent:
             raise _send_error(runtime, account, port, failure, composed) from None
         # The bytes were handed over and then the line broke: Gmail's Sent folder tells what happened.
+        runtime.handed_over.add((account.name, composed.message_id))
         runtime.smtp_ports.pop(account.name, None)
         filed = await _sent_copy(runtime, account, composed, append=False)
         if not filed.saved:
@@ -160,6 +172,7 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
         )
         return _result(account, prepared, composed, submission, port, filed, extra=[broke])
 
+    runtime.handed_over.add((account.name, composed.message_id))
     sent_copy = await _sent_copy(runtime, account, composed, append=True)
     return _result(account, prepared, composed, submission, port, sent_copy, extra=[])
 
@@ -223,9 +236,10 @@ def _send_error(
         return MailError(
             "upstream_error",
             f"The connection to Gmail (port {port}) broke while the message was being sent from mailbox "
-            f'"{account.name}" ({failure.reason}). The message may or may not have been sent. Check the Sent '
-            f"folder for <{composed.message_id}> before doing anything else: repeating the same call is refused "
-            "as a duplicate once Gmail has filed it, so it cannot deliver the message twice.",
+            f'"{account.name}" ({failure.reason}). The message may or may not have been sent, and Gmail has not '
+            f"filed it in Sent. Repeating the same call is refused as a duplicate. Ask the user to check the Sent "
+            f"folder for <{composed.message_id}> (or with the recipient); only if it did not arrive and the user "
+            "wants it sent, call again with repeat: true.",
         )
     if failure.refused:
         return MailError(

@@ -1,0 +1,332 @@
+"""Driving the two MCP servers over stdio and measuring each operation.
+
+One `Driver` per server process: the MCP SDK's `stdio_client` + `ClientSession` (the legacy
+`initialize` handshake both servers speak), one tool call at a time, awaited before the next.
+`measure()` runs an operation a number of times against the emulator and collects, per run,
+the wall time, the IMAP commands and logged-in connections the emulator counted, the bytes the
+emulator sent and the bytes of the tool result(s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, TextContent
+
+from gmail_emulator import GmailEmulator
+
+SETTLE_S = 0.02  # let a trailing LOGOUT reach the emulator's counter before it is read
+
+
+class CallFailed(Exception):
+    """A tool answered with isError (the text says why)."""
+
+    def __init__(self, tool: str, text: str) -> None:
+        super().__init__(f"{tool}: {text[:300]}")
+        self.tool = tool
+        self.text = text
+
+
+@dataclass
+class Reply:
+    tool: str
+    text: str  # concatenated text content
+    structured: Any
+    is_error: bool
+
+    @property
+    def text_bytes(self) -> int:
+        return len(self.text.encode("utf-8"))
+
+    @property
+    def structured_bytes(self) -> int:
+        if self.structured is None:
+            return 0
+        return len(json.dumps(self.structured, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+    def data(self) -> Any:
+        """The structured result, or the text parsed as JSON."""
+        if self.structured is not None:
+            return self.structured
+        try:
+            return json.loads(self.text)
+        except ValueError:
+            return None
+
+
+class Driver:
+    """One warm server process behind an MCP client session."""
+
+    def __init__(self, label: str, params: StdioServerParameters, errlog: TextIO) -> None:
+        self.label = label
+        self.params = params
+        self.errlog = errlog
+        self._stack = AsyncExitStack()
+        self.session: ClientSession | None = None
+        self.tools: list[str] = []
+
+    async def __aenter__(self) -> Driver:
+        read, write = await self._stack.enter_async_context(stdio_client(self.params, errlog=self.errlog))
+        session = await self._stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=600))
+        await session.initialize()
+        self.session = session
+        self.tools = [t.name for t in (await session.list_tools()).tools]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stack.aclose()
+
+    async def call(self, tool: str, arguments: dict[str, Any], *, allow_error: bool = False) -> Reply:
+        assert self.session is not None
+        result = await self.session.call_tool(tool, arguments)
+        if not isinstance(result, CallToolResult):
+            raise CallFailed(tool, f"unexpected result type {type(result).__name__}")
+        text = "".join(c.text for c in result.content if isinstance(c, TextContent))
+        reply = Reply(tool, text, result.structured_content, bool(result.is_error))
+        if reply.is_error and not allow_error:
+            raise CallFailed(tool, text)
+        return reply
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Sample:
+    wall_s: float
+    calls: int
+    commands: int
+    connections: int
+    wire_bytes: int  # IMAP bytes the emulator sent
+    text_bytes: int  # text content of the tool result(s), summed
+    structured_bytes: int  # structuredContent as compact JSON, summed
+    emulator_s: float = 0.0  # time the emulator spent on the commands, injected latency excluded
+    error: str | None = None
+
+
+@dataclass
+class Cell:
+    """One server × one operation × one latency."""
+
+    samples: list[Sample] = field(default_factory=list)
+    unavailable: str | None = None  # why there is no measurement
+    timing_only: bool = False  # start-up rows: no IMAP, no result
+    note: str | None = None
+    check: dict[str, Any] = field(default_factory=dict)  # e.g. same Message-IDs as the other server
+
+    def ok(self) -> list[Sample]:
+        return [s for s in self.samples if s.error is None]
+
+    def walls(self) -> list[float]:
+        return [s.wall_s for s in self.ok()]
+
+    @property
+    def median(self) -> float | None:
+        walls = self.walls()
+        return statistics.median(walls) if walls else None
+
+    @property
+    def p95(self) -> float | None:
+        return percentile(self.walls(), 95)
+
+    def _mid(self, name: str) -> int | None:
+        values = [getattr(s, name) for s in self.ok()]
+        return int(statistics.median(values)) if values else None
+
+    def span(self, name: str) -> str:
+        values = [getattr(s, name) for s in self.ok()]
+        if not values:
+            return "-"
+        low, high = min(values), max(values)
+        return str(low) if low == high else f"{low}–{high}"
+
+    @property
+    def commands(self) -> int | None:
+        return self._mid("commands")
+
+    @property
+    def connections(self) -> int | None:
+        return self._mid("connections")
+
+    @property
+    def text_bytes(self) -> int | None:
+        return self._mid("text_bytes")
+
+    @property
+    def wire_bytes(self) -> int | None:
+        return self._mid("wire_bytes")
+
+    @property
+    def emulator_s(self) -> float | None:
+        values = [s.emulator_s for s in self.ok()]
+        return statistics.median(values) if values else None
+
+    @property
+    def error(self) -> str | None:
+        errors = [s.error for s in self.samples if s.error is not None]
+        return errors[0] if errors and not self.ok() else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "unavailable": self.unavailable,
+            "note": self.note,
+            "error": self.error,
+            "median_s": self.median,
+            "p95_s": self.p95,
+            "commands": self.commands,
+            "connections": self.connections,
+            "text_bytes": self.text_bytes,
+            "wire_bytes": self.wire_bytes,
+            "emulator_median_s": self.emulator_s,
+            "check": self.check,
+            "samples": [asdict(s) for s in self.samples],
+        }
+
+
+def percentile(values: Sequence[float], pct: float) -> float | None:
+    """Linear interpolation between closest ranks (numpy's default)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    pos = (len(ordered) - 1) * pct / 100
+    low = int(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+Operation = Callable[[], Awaitable[list[Reply]]]
+
+
+async def measure(
+    emu: GmailEmulator,
+    op: Operation,
+    runs: int,
+    *,
+    before: Callable[[], None] | None = None,
+    warmup: bool = True,
+) -> tuple[Cell, list[Reply]]:
+    """Run `op` (one or more awaited tool calls) `runs` times; `before` runs untimed before each."""
+    cell = Cell()
+    last: list[Reply] = []
+    for index in range(runs + (1 if warmup else 0)):
+        if before is not None:
+            before()
+        emu.reset_counters()
+        started = time.perf_counter()
+        error: str | None = None
+        replies: list[Reply] = []
+        try:
+            replies = await op()
+        except CallFailed as failure:
+            error = failure.text[:500] or str(failure)
+        wall = time.perf_counter() - started
+        await asyncio.sleep(SETTLE_S)
+        if warmup and index == 0:
+            if error is not None:  # a broken operation fails the same way every time
+                cell.samples.append(_sample(emu, wall, replies, error))
+                return cell, replies
+            continue
+        cell.samples.append(_sample(emu, wall, replies, error))
+        if error is None:
+            last = replies
+    return cell, last
+
+
+def _sample(emu: GmailEmulator, wall: float, replies: list[Reply], error: str | None) -> Sample:
+    commands = emu.commands()
+    latency = emu.observer.latency.get("*", 0.0)
+    return Sample(
+        wall_s=wall,
+        calls=len(replies),
+        commands=len(commands),
+        connections=emu.connections(),
+        wire_bytes=emu.observer.wire_bytes("s", "imap"),
+        text_bytes=sum(r.text_bytes for r in replies),
+        structured_bytes=sum(r.structured_bytes for r in replies),
+        emulator_s=max(sum(c.duration for c in commands) - latency * len(commands), 0.0),
+        error=error,
+    )
+
+
+# --------------------------------------------------------------------------- start-up time
+
+
+@dataclass
+class Startup:
+    wall_s: list[float] = field(default_factory=list)
+    cpu_s: list[float] = field(default_factory=list)  # server process user+sys CPU until the answer
+    error: str | None = None
+
+
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "mcp-multi-gmail-benchmark", "version": "1"},
+    },
+}
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+
+
+async def time_startup(params: StdioServerParameters, runs: int, errlog: TextIO) -> Startup:
+    """Spawn the server `runs` times (after one unmeasured spawn that warms the file cache) and time
+    process start -> the `initialize` answer on stdout. Raw JSON-RPC, so no client code is timed."""
+    out = Startup()
+    line = (json.dumps(_INITIALIZE) + "\n").encode()
+    env = dict(params.env or {})
+    for index in range(runs + 1):
+        started = time.perf_counter()
+        proc = await asyncio.create_subprocess_exec(
+            params.command,
+            *params.args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=errlog,
+            env=env,
+            cwd=params.cwd,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(line)
+            await proc.stdin.drain()
+            answer = await asyncio.wait_for(proc.stdout.readline(), 60)
+            wall = time.perf_counter() - started
+            cpu = _cpu_seconds(proc.pid)
+            if b'"result"' not in answer:
+                out.error = f"no initialize result: {answer[:200]!r}"
+                return out
+            if index > 0:
+                out.wall_s.append(wall)
+                if cpu is not None:
+                    out.cpu_s.append(cpu)
+        finally:
+            proc.stdin.close()
+            try:
+                await asyncio.wait_for(proc.wait(), 10)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+    return out

@@ -1,0 +1,544 @@
+"""The guided tour (`mcp-multi-gmail demo`): the real server, driven by a real MCP client.
+
+The tour starts the embedded emulator with the demo seed, launches the server as a subprocess
+over stdio (exactly as Claude Code would) and walks through one pass: the mailboxes, the pass,
+a whole thread, labelling with `since`, the empty window, a search across every mailbox. Each
+step prints a few readable lines on stdout (the tour is for a person, not a server).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal, TextIO
+
+from .layout import project_dir
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+    from gmail_emulator import GmailEmulator
+
+    from .demo import DemoSetup
+
+Lang = Literal["cs", "en"]
+PASS_DAYS = 5
+SEARCH_QUERY = "newer_than:2d"
+SHOWN_SEARCH_HITS = 5
+SUBJECT_WIDTH = 44
+TOUR_TIMEOUT = 180
+
+TEXT: dict[Lang, dict[str, str]] = {
+    "cs": {
+        "title": "mcp-multi-gmail – prohlídka na ukázkových schránkách",
+        "intro": (
+            "Vestavěný emulátor Gmailu běží jen na tomto počítači (žádný účet Google, nic neodchází ven).\n"
+            "Server mcp-multi-gmail běží jako samostatný proces a prohlídka s ním mluví přes MCP,\n"
+            "stejně jako Claude Code. Server nabízí {tools} nástrojů."
+        ),
+        "step1": "1) Schránky – mg_list_accounts (verify: true)",
+        "processed": "zpracované: štítek „{label}“",
+        "no_processed": "bez štítku zpracovaného",
+        "classes": "{labels}",
+        "can_send": "smí odesílat",
+        "shared": "sdílená",
+        "inbox": "jen Doručená pošta",
+        "unread": "jen nepřečtené",
+        "mine": "moje přiřazení: {label}",
+        "verified": "Přihlášení ověřeno: IMAP u všech {n} schránek, SMTP u {smtp}.",
+        "smtp_port": "{account} (port {port})",
+        "nobody": "žádné",
+        "step2": "2) Průchod – mg_next_pass (osobni, since {since}, tedy před {days} dny)",
+        "threads_found": "{threads} s novou prací:",
+        "new_of": "nové {new} z {total}",
+        "new_only": "nové {new}",
+        "sent": "odesláno",
+        "outgoing": "Čekající odchozí pošta: koncepty {drafts}, naplánované {scheduled} – to není práce, jen se hlásí.",
+        "window_open": "window_clear: false – v okně zbývá nezpracovaná pošta, hranice zůstává na místě.",
+        "step3": "3) Celé vlákno – mg_get_thread („{subject}“)",
+        "more_than_shown": (
+            "Průchod ukázal {new}, vlákno jich má {total} – víc zpráv, než průchod ukázal,\n"
+            "proto ho asistent čte celé (kontext, zařazení „{classes}“ je na starších zprávách)."
+        ),
+        "participants": "Účastníci: {names}",
+        "thread_state": "Zpracovaných {done}, nezpracovaná {new}: {who}, {ago}.",
+        "step4": "4) Označit jako zpracované – mg_label_message (štítek „{label}“, {messages}, se since)",
+        "labelled": "Změněno {changed}, už označeno {already}, selhalo {failed}.",
+        "window_clear": "Okno podle nového průchodu: window_clear: true – hranici lze posunout na {at}.",
+        "step5": "5) Průchod znovu – mg_next_pass (osobni, stejná hranice)",
+        "empty": (
+            "{threads} s prací, window_clear: true. Koncepty ({drafts}) a naplánované ({scheduled}) se dál jen hlásí."
+        ),
+        "moved": "Asistent si teď posune hranici na searched_at ({at}) a příště čte jen novou poštu.",
+        "step6": '6) Hledání ve všech schránkách – mg_search_threads (account: "all", {query})',
+        "search_total": "{threads}: {per} (odpověděly: {searched})",
+        "search_more": "… a dalších {n}",
+        "search_note": "Hledání slouží na „najdi tohle“; novou poštu zpracovává mg_next_pass.",
+        "to_process": "nezpracované {n}",
+        "done": "Hotovo, prohlídka trvala {seconds} s.",
+        "claude": "Vyzkoušejte server v Claude Code (ukázkové schránky, bez Googlu):",
+        "readme": (
+            "Skutečné schránky nastavíte podle README.md (oddíl Nastavení); "
+            "průvodce pro asistenta je v docs/pro-asistenta.md."
+        ),
+        "failed": "chyba: prohlídka selhala v kroku {step}: {reason}",
+        "failed_start": "chyba: prohlídka selhala: {reason}",
+        "server_said": "Server na stderr napsal:",
+        "tool_error": "nástroj {tool} vrátil chybu: {text}",
+        "unexpected": "nečekaný výsledek: {what}",
+        "minutes": "před {n} min",
+        "hours": "před {n} h",
+        "days": "před {n} dny",
+        "future": "naplánováno",
+        "repo_path": "<cesta k repozitáři>",
+        "interrupted": "Prohlídka přerušena.",
+    },
+    "en": {
+        "title": "mcp-multi-gmail – a tour of the sample mailboxes",
+        "intro": (
+            "The embedded Gmail emulator runs only on this computer (no Google account, nothing leaves it).\n"
+            "The mcp-multi-gmail server runs as a separate process and this tour talks to it over MCP,\n"
+            "just like Claude Code. The server offers {tools} tools."
+        ),
+        "step1": "1) Mailboxes – mg_list_accounts (verify: true)",
+        "processed": 'processed: label "{label}"',
+        "no_processed": "no processed label",
+        "classes": "{labels}",
+        "can_send": "may send",
+        "shared": "shared",
+        "inbox": "inbox only",
+        "unread": "unread only",
+        "mine": "my assignment: {label}",
+        "verified": "Logins verified: IMAP for all {n} mailboxes, SMTP for {smtp}.",
+        "smtp_port": "{account} (port {port})",
+        "nobody": "none",
+        "step2": "2) The pass – mg_next_pass (osobni, since {since}, i.e. {days} days ago)",
+        "threads_found": "{threads} with new work:",
+        "new_of": "{new} new of {total}",
+        "new_only": "{new} new",
+        "sent": "sent",
+        "outgoing": "Pending outgoing mail: {drafts} draft(s), {scheduled} scheduled – not work, only reported.",
+        "window_open": "window_clear: false – unprocessed mail is left in the window, the boundary stays put.",
+        "step3": '3) The whole thread – mg_get_thread ("{subject}")',
+        "more_than_shown": (
+            "The pass showed {new}, the thread has {total} – more messages than shown,\n"
+            'so the assistant reads it whole (context; the classification "{classes}" sits on older messages).'
+        ),
+        "participants": "Participants: {names}",
+        "thread_state": "Processed {done}, unprocessed {new}: {who}, {ago}.",
+        "step4": '4) Mark as processed – mg_label_message (label "{label}", {messages}, with since)',
+        "labelled": "Changed {changed}, already labelled {already}, failed {failed}.",
+        "window_clear": "The window as a new pass sees it: window_clear: true – the boundary may move to {at}.",
+        "step5": "5) The pass again – mg_next_pass (osobni, same boundary)",
+        "empty": (
+            "{threads} with work, window_clear: true. "
+            "Drafts ({drafts}) and scheduled ({scheduled}) are still only reported."
+        ),
+        "moved": "The assistant now moves the boundary to searched_at ({at}) and next time reads only new mail.",
+        "step6": '6) Search across every mailbox – mg_search_threads (account: "all", {query})',
+        "search_total": "{threads}: {per} (answered: {searched})",
+        "search_more": "… and {n} more",
+        "search_note": 'Search is for "find this"; new mail is worked through with mg_next_pass.',
+        "to_process": "{n} unprocessed",
+        "done": "Done, the tour took {seconds} s.",
+        "claude": "Try the server in Claude Code (sample mailboxes, no Google):",
+        "readme": (
+            "Set up real mailboxes as README.en.md describes (Configuration); "
+            "the assistant's guide is docs/pro-asistenta.md."
+        ),
+        "failed": "error: the tour failed in step {step}: {reason}",
+        "failed_start": "error: the tour failed: {reason}",
+        "server_said": "The server wrote on stderr:",
+        "tool_error": "tool {tool} returned an error: {text}",
+        "unexpected": "unexpected result: {what}",
+        "minutes": "{n} min ago",
+        "hours": "{n} h ago",
+        "days": "{n} days ago",
+        "future": "scheduled",
+        "repo_path": "<path to the repository>",
+        "interrupted": "Tour interrupted.",
+    },
+}
+
+
+PLURALS: dict[Lang, dict[str, tuple[str, str, str]]] = {
+    "cs": {
+        "thread": ("vlákno", "vlákna", "vláken"),
+        "message": ("zpráva", "zprávy", "zpráv"),
+        "new": ("novou zprávu", "nové zprávy", "nových zpráv"),
+        "label": ("třídicí štítek", "třídicí štítky", "třídicích štítků"),
+    },
+    "en": {
+        "thread": ("thread", "threads", "threads"),
+        "message": ("message", "messages", "messages"),
+        "new": ("new message", "new messages", "new messages"),
+        "label": ("classification label", "classification labels", "classification labels"),
+    },
+}
+
+
+def pick_language(lang: str | None, environ: Mapping[str, str]) -> Lang:
+    """--lang wins; otherwise English when LANG starts with "en"; otherwise Czech."""
+    if lang == "en":
+        return "en"
+    if lang is None and environ.get("LANG", "").lower().startswith("en"):
+        return "en"
+    return "cs"
+
+
+class TourError(Exception):
+    """A step did not go as the tour expects (the message is already in the tour's language)."""
+
+
+def _short(text: str | None, width: int = SUBJECT_WIDTH) -> str:
+    value = (text or "").strip() or "—"
+    return value if len(value) <= width else value[: width - 1] + "…"
+
+
+def _who(address: Mapping[str, Any] | None) -> str:
+    if not address:
+        return "?"
+    return str(address.get("name") or address.get("address") or "?")
+
+
+class Tour:
+    def __init__(self, lang: Lang, out: IO[str]) -> None:
+        self.lang = lang
+        self.out = out
+        self.step = 0
+        self.now = datetime.now(UTC)
+        self.unlabelled: set[str] = set()  # mailboxes without a processed label
+
+    def t(self, key: str, **values: object) -> str:
+        return TEXT[self.lang][key].format(**values)
+
+    def count(self, n: int, word: str) -> str:
+        """`n` with the right plural form ("1 vlákno", "3 vlákna", "9 vláken")."""
+        one, few, many = PLURALS[self.lang][word]
+        if n == 1:
+            return f"{n} {one}"
+        if self.lang == "cs" and 2 <= n <= 4:
+            return f"{n} {few}"
+        return f"{n} {many}"
+
+    def line(self, text: str = "", indent: int = 0) -> None:
+        pad = " " * indent
+        for part in text.split("\n"):
+            self.out.write(pad + part + "\n")
+        self.out.flush()
+
+    def heading(self, step: int, text: str) -> None:
+        self.step = step
+        self.line()
+        self.line(text)
+
+    def ago(self, iso: str | None) -> str:
+        if not iso:
+            return "?"
+        when = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+        delta = self.now - when
+        if delta < timedelta(0):
+            return self.t("future")
+        minutes = int(delta.total_seconds() // 60)
+        if minutes < 120:
+            return self.t("minutes", n=max(minutes, 1))
+        if minutes < 48 * 60:
+            return self.t("hours", n=minutes // 60)
+        return self.t("days", n=minutes // (24 * 60))
+
+    def expect(self, condition: bool, what: str) -> None:
+        if not condition:
+            raise TourError(self.t("unexpected", what=what))
+
+    async def call(self, client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        result = await client.call_tool(tool, args)
+        if result.is_error or result.structured_content is None:
+            error = (result.structured_content or {}).get("error")
+            if isinstance(error, dict):
+                text = f"{error.get('code')}: {error.get('message')}"
+            else:
+                text = " ".join(getattr(block, "text", "") for block in result.content)
+            raise TourError(self.t("tool_error", tool=tool, text=_short(text, 300)))
+        return dict(result.structured_content)
+
+    # ----------------------------------------------------------------- the steps
+
+    async def run(self, client: Client) -> None:
+        self.now = datetime.now(UTC)  # the seed's dates follow its load time, just before this
+        tools = (await client.list_tools()).tools
+        self.line(self.t("intro", tools=len(tools)))
+        await self.accounts(client)
+        since = (self.now - timedelta(days=PASS_DAYS)).date().isoformat()
+        first = await self.first_pass(client, since)
+        await self.whole_thread(client, first)
+        await self.label_all(client, first, since)
+        await self.pass_again(client, since)
+        await self.search_all(client)
+
+    async def accounts(self, client: Client) -> None:
+        self.heading(1, self.t("step1"))
+        data = await self.call(client, "mg_list_accounts", {"verify": True})
+        accounts: list[dict[str, Any]] = data["accounts"]
+        width_name = max(len(a["account"]) for a in accounts) + 2
+        width_addr = max(len(a["address"]) for a in accounts) + 2
+        for account in accounts:
+            facts: list[str] = []
+            if account["shared"]:
+                facts.append(self.t("shared"))
+            if account["work_scope"] == "inbox":
+                facts.append(self.t("inbox"))
+            if account["unread_only"]:
+                facts.append(self.t("unread"))
+            label = account["processed_label"]
+            if not label:
+                self.unlabelled.add(account["account"])
+            facts.append(self.t("processed", label=label) if label else self.t("no_processed"))
+            if account["classification_labels"]:
+                facts.append(self.t("classes", labels=self.count(len(account["classification_labels"]), "label")))
+            if account["my_label"]:
+                facts.append(self.t("mine", label=account["my_label"]))
+            if account["can_send"]:
+                facts.append(self.t("can_send"))
+            row = account["account"].ljust(width_name) + account["address"].ljust(width_addr) + ", ".join(facts)
+            self.line(row, indent=3)
+        failures = data["failures"]
+        self.expect(not failures, "; ".join(f"{f['account']}: {f['message']}" for f in failures))
+        smtp = ", ".join(self.t("smtp_port", account=s["account"], port=s["port"]) for s in data["smtp"])
+        self.line(self.t("verified", n=len(accounts), smtp=smtp or self.t("nobody")), indent=3)
+
+    async def first_pass(self, client: Client, since: str) -> dict[str, Any]:
+        self.heading(2, self.t("step2", since=since, days=PASS_DAYS))
+        data = await self.call(client, "mg_next_pass", {"account": "osobni", "since": since, "max_threads": 100})
+        threads: list[dict[str, Any]] = data["threads"]
+        self.expect(bool(threads) and data["next_page_token"] is None, "mg_next_pass: no threads / several pages")
+        self.expect(data["window_clear"] is False, "mg_next_pass: window_clear should be false")
+        self.line(self.t("threads_found", threads=self.count(len(threads), "thread")), indent=3)
+        width = min(SUBJECT_WIDTH, max(len(_short(t["subject"])) for t in threads)) + 2
+        for thread in threads:
+            unprocessed: list[dict[str, Any]] = thread["unprocessed"]
+            names: list[str] = []
+            for message in unprocessed:
+                name = _who(message["from"])
+                if message["state"] == "sent":
+                    name += f" ({self.t('sent')})"
+                if name not in names:
+                    names.append(name)
+            total = thread["message_count"]
+            if total is not None and total > len(unprocessed):
+                count = self.t("new_of", new=len(unprocessed), total=total)
+            else:
+                count = self.t("new_only", new=len(unprocessed))
+            parts = [", ".join(names[:2]) + (" …" if len(names) > 2 else ""), count, *thread["classification"]]
+            self.line("• " + _short(thread["subject"]).ljust(width) + " · ".join(parts), indent=3)
+        self.line(self.t("outgoing", drafts=data["drafts_in_window"], scheduled=data["scheduled_in_window"]), indent=3)
+        self.line(self.t("window_open"), indent=3)
+        return data
+
+    async def whole_thread(self, client: Client, first: dict[str, Any]) -> None:
+        # The thread with the most messages the pass did not show: the cottage thread of the seed.
+        threads: list[dict[str, Any]] = first["threads"]
+        chosen = max(threads, key=lambda t: (t["message_count"] or 0) - len(t["unprocessed"]))
+        self.heading(3, self.t("step3", subject=_short(chosen["subject"], 60)))
+        data = await self.call(client, "mg_get_thread", {"account": "osobni", "thread_id": chosen["thread_id"]})
+        messages: list[dict[str, Any]] = data["messages"]
+        new = [m for m in messages if not m["processed"]]
+        self.expect(
+            data["message_count"] > len(chosen["unprocessed"]) and len(new) == len(chosen["unprocessed"]),
+            f"mg_get_thread: {data['message_count']} messages, {len(new)} unprocessed",
+        )
+        classes = ", ".join(chosen["classification"]) or "—"
+        self.line(
+            self.t("more_than_shown", new=self.count(len(new), "new"), total=data["message_count"], classes=classes),
+            indent=3,
+        )
+        names: list[str] = []
+        for message in messages:
+            name = _who(message["from"])
+            if name not in names:
+                names.append(name)
+        self.line(self.t("participants", names=", ".join(names)), indent=3)
+        newest = new[-1]
+        self.line(
+            self.t(
+                "thread_state",
+                done=len(messages) - len(new),
+                new=len(new),
+                who=_who(newest["from"]),
+                ago=self.ago(newest["received_at"]),
+            ),
+            indent=3,
+        )
+
+    async def label_all(self, client: Client, first: dict[str, Any], since: str) -> None:
+        ids = [m["message_id"] for t in first["threads"] for m in t["unprocessed"] if m["message_id"]]
+        self.heading(4, self.t("step4", label="Asistent", messages=self.count(len(ids), "message")))
+        data = await self.call(
+            client,
+            "mg_label_message",
+            {"account": "osobni", "message_ids": ids, "label": "Asistent", "since": since},
+        )
+        outcomes = [m["outcome"] for m in data["messages"]]
+        self.line(
+            self.t(
+                "labelled",
+                changed=outcomes.count("changed"),
+                already=outcomes.count("already"),
+                failed=data["failed"],
+            ),
+            indent=3,
+        )
+        window = data.get("window") or {}
+        self.expect(data["failed"] == 0 and window.get("window_clear") is True, "mg_label_message: window not clear")
+        self.line(self.t("window_clear", at=window["searched_at"]), indent=3)
+
+    async def pass_again(self, client: Client, since: str) -> None:
+        self.heading(5, self.t("step5"))
+        data = await self.call(client, "mg_next_pass", {"account": "osobni", "since": since})
+        self.expect(data["window_clear"] is True and not data["threads"], "mg_next_pass: the window is not empty")
+        self.line(
+            self.t(
+                "empty",
+                threads=self.count(len(data["threads"]), "thread"),
+                drafts=data["drafts_in_window"],
+                scheduled=data["scheduled_in_window"],
+            ),
+            indent=3,
+        )
+        self.line(self.t("moved", at=data["searched_at"]), indent=3)
+
+    async def search_all(self, client: Client) -> None:
+        self.heading(6, self.t("step6", query=SEARCH_QUERY))
+        data = await self.call(
+            client, "mg_search_threads", {"account": "all", "query": SEARCH_QUERY, "max_results": 100}
+        )
+        threads: list[dict[str, Any]] = data["threads"]
+        searched: list[str] = data["searched"]
+        self.expect(not data["failures"] and len(searched) > 1, "mg_search_threads: not every mailbox answered")
+        per = ", ".join(f"{name} {sum(1 for t in threads if t['account'] == name)}" for name in searched)
+        self.line(
+            self.t(
+                "search_total",
+                threads=self.count(data["total_threads"], "thread"),
+                per=per,
+                searched=", ".join(searched),
+            ),
+            indent=3,
+        )
+        # A few hits, at most two per mailbox, so every mailbox shows up.
+        shown: list[dict[str, Any]] = []
+        for name in searched:
+            shown.extend([t for t in threads if t["account"] == name][:2])
+        for hit in shown[:SHOWN_SEARCH_HITS]:
+            newest = hit["newest_match"]
+            extra = [_who(newest["from"]), self.ago(newest["received_at"])]
+            if hit["unprocessed_matches"] and hit["account"] not in self.unlabelled:
+                extra.append(self.t("to_process", n=hit["unprocessed_matches"]))
+            self.line(f"[{hit['account']}] " + _short(hit["subject"], 40) + " · " + " · ".join(extra), indent=3)
+        if len(threads) > SHOWN_SEARCH_HITS:
+            self.line(self.t("search_more", n=len(threads) - SHOWN_SEARCH_HITS), indent=3)
+        self.line(self.t("search_note"), indent=3)
+
+    def finish(self, seconds: float) -> None:
+        self.line()
+        self.line(self.t("done", seconds=f"{seconds:.1f}".replace(".", "," if self.lang == "cs" else ".")))
+        self.line(self.t("claude"))
+        repo = project_dir()
+        where = str(repo) if (repo / "pyproject.toml").is_file() else self.t("repo_path")
+        command = f"claude mcp add multigmail-demo -- uv run --project {where} mcp-multi-gmail --demo"
+        self.line(command, indent=3)
+        self.line(self.t("readme"))
+
+
+async def _drive(setup: DemoSetup, tour: Tour, errlog: TextIO) -> None:
+    import anyio
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    env = {key: value for key, value in os.environ.items() if key != "MG_CONFIG"}
+    env.update(setup.env())
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcp_multi_gmail", "--config", str(setup.config_path)],
+        env=env,
+        cwd=setup.folder,
+    )
+    # The server's own stderr (its start-up lines) goes to a file, shown only when something fails.
+    with anyio.fail_after(TOUR_TIMEOUT):
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=60) as client:
+            await tour.run(client)
+
+
+def _server_stderr(errlog: TextIO) -> list[str]:
+    errlog.flush()
+    errlog.seek(0)
+    return [line.rstrip() for line in errlog.read().splitlines() if line.strip()][-15:]
+
+
+def _exception_text(error: BaseException) -> str:
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return str(error) or type(error).__name__
+
+
+def _attempt(setup: DemoSetup, tour: Tour, errlog: TextIO) -> str | None:
+    """Run the tour against the server; None on success, else the failure line."""
+    import anyio
+
+    try:
+        anyio.run(_drive, setup, tour, errlog)
+    except TourError as error:
+        return tour.t("failed", step=tour.step, reason=error)
+    except BaseExceptionGroup as group:
+        inner = group.subgroup(TourError)
+        if inner is not None:
+            return tour.t("failed", step=tour.step, reason=_exception_text(inner))
+        return _failed(tour, group)
+    except Exception as error:
+        return _failed(tour, error)
+    return None
+
+
+def _failed(tour: Tour, error: BaseException) -> str:
+    key = "failed_start" if tour.step == 0 else "failed"
+    return tour.t(key, step=tour.step, reason=_exception_text(error))
+
+
+def _report(tour: Tour, failure: str, server_lines: list[str]) -> None:
+    sys.stderr.write(failure + "\n")
+    if server_lines:
+        sys.stderr.write(tour.t("server_said") + "\n")
+        for line in server_lines:
+            sys.stderr.write("   " + line + "\n")
+    sys.stderr.flush()
+
+
+def run_tour(emulator_cls: type[GmailEmulator], lang: Lang, out: IO[str] | None = None) -> int:
+    from .demo import running_demo
+
+    stream = out if out is not None else sys.stdout
+    if isinstance(stream, io.TextIOWrapper):
+        stream.reconfigure(errors="replace")
+    tour = Tour(lang, stream)
+    started = time.monotonic()
+    tour.line(tour.t("title"))
+    try:
+        with running_demo(emulator_cls) as setup:
+            log_path: Path = setup.folder / "server-stderr.log"
+            with log_path.open("w+", encoding="utf-8") as errlog:
+                failure = _attempt(setup, tour, errlog)
+                if failure is not None:
+                    _report(tour, failure, _server_stderr(errlog))
+                    return 1
+    except KeyboardInterrupt:
+        sys.stderr.write(tour.t("interrupted") + "\n")
+        return 130
+    except Exception as error:  # the emulator itself did not start
+        _report(tour, tour.t("failed_start", reason=_exception_text(error)), [])
+        return 1
+    tour.finish(time.monotonic() - started)
+    return 0

@@ -1,0 +1,254 @@
+"""The demo: the guided tour end to end, and `--demo` serving MCP over stdio on the sample mailboxes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from mcp_multi_gmail import demo
+from mcp_multi_gmail.demo_tour import Tour, pick_language
+
+SCRIPT = Path(sys.executable).parent / "mcp-multi-gmail"
+SERVER = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "mcp_multi_gmail"]
+TIMEOUT = 300
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MG_") and k != "LANG"}
+    env["PYTHONIOENCODING"] = "utf-8"
+    env.update(extra)
+    return env
+
+
+def run_tour(args: list[str], env: dict[str, str]) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_multi_gmail", "demo", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=env,
+        timeout=TIMEOUT,
+    )
+    out, err = done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
+    assert done.returncode == 0, f"stdout:\n{out}\nstderr:\n{err}"
+    return out
+
+
+def assert_in_order(text: str, markers: list[str]) -> None:
+    position = 0
+    for marker in markers:
+        found = text.find(marker, position)
+        assert found >= 0, f"{marker!r} missing (after position {position}) in:\n{text}"
+        position = found + len(marker)
+
+
+def assert_compact(out: str) -> None:
+    assert '{"' not in out and "structured" not in out  # no raw JSON walls
+    assert len(out.splitlines()) < 70
+
+
+# ------------------------------------------------------------------ the tour
+
+
+def test_tour_in_czech() -> None:
+    out = run_tour([], clean_env(LANG="cs_CZ.UTF-8"))
+    assert_in_order(
+        out,
+        [
+            "1) Schránky",
+            "osobni",
+            "jana.novakova@example.cz",
+            "tym@example.com",
+            "upozorneni@example.com",
+            "Přihlášení ověřeno",
+            "2) Průchod – mg_next_pass",
+            "Chata na Vysočině",
+            "Lucie Dvořáková",
+            "nové 1 z 9",
+            "Asistent/akce",
+            "Jana Nováková (odesláno)",
+            "koncepty 1, naplánované 1",
+            "window_clear: false",
+            "3) Celé vlákno – mg_get_thread",
+            "vlákno jich má 9",
+            "víc zpráv, než průchod ukázal",
+            "4) Označit jako zpracované – mg_label_message",
+            "10 zpráv",
+            "selhalo 0",
+            "window_clear: true",
+            "5) Průchod znovu",
+            "0 vláken s prací, window_clear: true",
+            '6) Hledání ve všech schránkách – mg_search_threads (account: "all", newer_than:2d)',
+            "osobni",
+            "tym",
+            "automaty",
+            "claude mcp add multigmail-demo -- uv run --project",
+            "mcp-multi-gmail --demo",
+            "README.md",
+        ],
+    )
+    assert_compact(out)
+
+
+def test_tour_in_english() -> None:
+    out = run_tour(["--lang", "en"], clean_env(LANG="cs_CZ.UTF-8"))
+    assert_in_order(
+        out,
+        [
+            "1) Mailboxes",
+            "jana.novakova@example.cz",
+            "Logins verified",
+            "2) The pass – mg_next_pass",
+            "Chata na Vysočině",
+            "1 new of 9",
+            "window_clear: false",
+            "3) The whole thread – mg_get_thread",
+            "more messages than shown",
+            "4) Mark as processed – mg_label_message",
+            "failed 0",
+            "window_clear: true",
+            "5) The pass again",
+            "0 threads with work, window_clear: true",
+            '6) Search across every mailbox – mg_search_threads (account: "all"',
+            "automaty",
+            "claude mcp add multigmail-demo -- uv run --project",
+            "README",
+        ],
+    )
+    assert "Schránky" not in out and "Průchod" not in out
+    assert_compact(out)
+
+
+def test_language_choice() -> None:
+    assert pick_language(None, {}) == "cs"
+    assert pick_language(None, {"LANG": "en_GB.UTF-8"}) == "en"
+    assert pick_language(None, {"LANG": "cs_CZ.UTF-8"}) == "cs"
+    assert pick_language("cs", {"LANG": "en_US.UTF-8"}) == "cs"
+    assert pick_language("en", {"LANG": "cs_CZ.UTF-8"}) == "en"
+
+
+def test_without_dev_packages(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # A --no-dev install lacks trustme / aiosmtpd: a clear Czech line, exit 1, nothing on stdout.
+    monkeypatch.setitem(sys.modules, "trustme", None)
+    assert demo.serve_demo() == 1
+    assert demo.tour("cs") == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("chyba: ukázka potřebuje vývojové balíčky (chybí modul trustme)") == 2
+
+
+# ------------------------------------------------------------------ --demo over stdio
+
+
+def days_ago(days: int) -> str:
+    return (datetime.now(UTC) - timedelta(days=days)).date().isoformat()
+
+
+@pytest.mark.anyio
+async def test_demo_server_with_sdk_client() -> None:
+    params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], "--demo"], env=clean_env())
+    async with Client(params) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        assert len(tools) == 17 and {"mg_next_pass", "mg_label_message", "mg_search_threads"} <= tools
+        result = await client.call_tool("mg_next_pass", {"account": "osobni", "since": days_ago(5)})
+        assert result.is_error is False and result.structured_content is not None
+        threads = result.structured_content["threads"]
+        assert len(threads) == 9 and result.structured_content["window_clear"] is False
+        assert any(t["subject"].startswith("Chata na Vysočině") and t["message_count"] == 9 for t in threads)
+        accounts = await client.call_tool("mg_list_accounts", {"verify": True})
+        assert accounts.structured_content is not None
+        assert accounts.structured_content["failures"] == []
+        osobni = accounts.structured_content["accounts"][0]
+        assert osobni["can_send"] is True and "@partner.example" in osobni["allowed_recipients"]
+
+
+def _send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(message).encode() + b"\n")
+    proc.stdin.flush()
+
+
+def _reply(proc: subprocess.Popen[bytes], request_id: int) -> dict[str, Any]:
+    assert proc.stdout is not None
+    while True:
+        line = proc.stdout.readline()
+        assert line, "the demo server closed stdout"
+        message: dict[str, Any] = json.loads(line)  # anything but JSON-RPC on stdout fails here
+        assert message.get("jsonrpc") == "2.0"
+        if message.get("id") == request_id:
+            return message
+
+
+def test_demo_stdout_is_only_protocol() -> None:
+    proc = subprocess.Popen(
+        [*SERVER, "--demo"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=clean_env(),
+    )
+    try:
+        _send(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw-demo-test", "version": "1"},
+                },
+            },
+        )
+        init = _reply(proc, 1)["result"]
+        assert init["serverInfo"]["name"] == "mcp-multi-gmail"
+        assert "osobni, tym, automaty" in init["instructions"]
+        _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        _send(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "mg_next_pass", "arguments": {"account": "all", "since": days_ago(3)}},
+            },
+        )
+        result = _reply(proc, 2)["result"]
+        assert result["isError"] is False
+        assert result["structuredContent"]["searched"] == ["osobni", "tym", "automaty"]
+    finally:
+        rest, errors = proc.communicate(timeout=60)  # stdin closed: the server and the emulator stop
+    for line in rest.splitlines():
+        json.loads(line)
+    assert proc.returncode == 0
+    text = errors.decode("utf-8")
+    assert "ukázka na vymyšlených schránkách" in text and "Žádný účet Google" in text
+
+
+def test_tour_failure_is_reported(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    async def broken_search(self: Tour, client: Client) -> None:
+        self.heading(6, "6) …")
+        await self.call(client, "mg_get_thread", {"account": "osobni", "thread_id": "1"})
+
+    monkeypatch.setattr(Tour, "search_all", broken_search)
+    assert demo.tour("cs") == 1
+    captured = capsys.readouterr()
+    assert "5) Průchod znovu" in captured.out and "Hotovo" not in captured.out
+    assert "chyba: prohlídka selhala v kroku 6: nástroj mg_get_thread vrátil chybu" in captured.err
+
+
+def test_tour_server_that_does_not_start(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    assert demo.tour("en") == 1
+    captured = capsys.readouterr()
+    assert "error: the tour failed:" in captured.err and "1) Mailboxes" not in captured.out
