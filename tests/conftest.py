@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -56,3 +57,31 @@ def write_config(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+class RawRpc:
+    """Newline-delimited JSON-RPC to a server subprocess; every stdout line must be protocol."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def reply(self, request_id: int) -> dict[str, Any]:
+        """Read stdout until the answer to request_id; a stray print() fails the JSON parse."""
+        assert self.proc.stdout is not None
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, "the server closed stdout"
+            message: dict[str, Any] = json.loads(line)
+            assert message.get("jsonrpc") == "2.0"
+            if message.get("id") == request_id:
+                return message
+
+
+@pytest.fixture
+def raw_rpc() -> type[RawRpc]:
+    return RawRpc

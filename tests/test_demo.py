@@ -169,24 +169,7 @@ async def test_demo_server_with_sdk_client() -> None:
         assert osobni["can_send"] is True and "@partner.example" in osobni["allowed_recipients"]
 
 
-def _send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
-    assert proc.stdin is not None
-    proc.stdin.write(json.dumps(message).encode() + b"\n")
-    proc.stdin.flush()
-
-
-def _reply(proc: subprocess.Popen[bytes], request_id: int) -> dict[str, Any]:
-    assert proc.stdout is not None
-    while True:
-        line = proc.stdout.readline()
-        assert line, "the demo server closed stdout"
-        message: dict[str, Any] = json.loads(line)  # anything but JSON-RPC on stdout fails here
-        assert message.get("jsonrpc") == "2.0"
-        if message.get("id") == request_id:
-            return message
-
-
-def test_demo_stdout_is_only_protocol() -> None:
+def test_demo_stdout_is_only_protocol(raw_rpc: Any) -> None:
     proc = subprocess.Popen(
         [*SERVER, "--demo"],
         stdin=subprocess.PIPE,
@@ -194,9 +177,9 @@ def test_demo_stdout_is_only_protocol() -> None:
         stderr=subprocess.PIPE,
         env=clean_env(),
     )
+    rpc = raw_rpc(proc)
     try:
-        _send(
-            proc,
+        rpc.send(
             {
                 "jsonrpc": "2.0",
                 "id": 1,
@@ -208,12 +191,11 @@ def test_demo_stdout_is_only_protocol() -> None:
                 },
             },
         )
-        init = _reply(proc, 1)["result"]
+        init = rpc.reply(1)["result"]
         assert init["serverInfo"]["name"] == "mcp-multi-gmail"
         assert "osobni, tym, automaty" in init["instructions"]
-        _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        _send(
-            proc,
+        rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        rpc.send(
             {
                 "jsonrpc": "2.0",
                 "id": 2,
@@ -221,7 +203,7 @@ def test_demo_stdout_is_only_protocol() -> None:
                 "params": {"name": "mg_next_pass", "arguments": {"account": "all", "since": days_ago(3)}},
             },
         )
-        result = _reply(proc, 2)["result"]
+        result = rpc.reply(2)["result"]
         assert result["isError"] is False
         assert result["structuredContent"]["searched"] == ["osobni", "tym", "automaty"]
     finally:

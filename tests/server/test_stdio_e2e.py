@@ -52,25 +52,7 @@ async def test_sdk_client_over_stdio(emulator: GmailEmulator, write_config: Call
         assert result.structured_content["smtp"] == [{"account": "osobni", "port": 465}]
 
 
-def _rpc(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
-    assert proc.stdin is not None
-    proc.stdin.write(json.dumps(message).encode() + b"\n")
-    proc.stdin.flush()
-
-
-def _read_reply(proc: subprocess.Popen[bytes], request_id: int) -> dict[str, Any]:
-    """Read stdout lines until the reply to request_id; every line must be JSON-RPC."""
-    assert proc.stdout is not None
-    while True:
-        line = proc.stdout.readline()
-        assert line, "server closed stdout"
-        message = json.loads(line)  # a stray print() would fail here
-        assert message.get("jsonrpc") == "2.0"
-        if message.get("id") == request_id:
-            return message
-
-
-def test_stdout_carries_only_protocol(emulator: GmailEmulator, write_config: Callable[..., Path]) -> None:
+def test_stdout_carries_only_protocol(emulator: GmailEmulator, write_config: Callable[..., Path], raw_rpc: Any) -> None:
     config = write_config([OSOBNI, {**TYM, "password": "wrongwrongwrongw"}])
     proc = subprocess.Popen(
         [str(SCRIPT), "--config", str(config)],
@@ -79,9 +61,9 @@ def test_stdout_carries_only_protocol(emulator: GmailEmulator, write_config: Cal
         stderr=subprocess.PIPE,
         env=server_env(emulator),
     )
+    rpc = raw_rpc(proc)
     try:
-        _rpc(
-            proc,
+        rpc.send(
             {
                 "jsonrpc": "2.0",
                 "id": 1,
@@ -93,11 +75,10 @@ def test_stdout_carries_only_protocol(emulator: GmailEmulator, write_config: Cal
                 },
             },
         )
-        init = _read_reply(proc, 1)
+        init = rpc.reply(1)
         assert init["result"]["serverInfo"]["name"] == "mcp-multi-gmail"
-        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        _rpc(
-            proc,
+        rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        rpc.send(
             {
                 "jsonrpc": "2.0",
                 "id": 2,
@@ -105,11 +86,10 @@ def test_stdout_carries_only_protocol(emulator: GmailEmulator, write_config: Cal
                 "params": {"name": "mg_list_accounts", "arguments": {"verify": True}},
             },
         )
-        reply = _read_reply(proc, 2)["result"]
+        reply = rpc.reply(2)["result"]
         failures = reply["structuredContent"]["failures"]
         assert [(f["account"], f["code"]) for f in failures] == [("tym", "auth_failed")]
-        _rpc(
-            proc,
+        rpc.send(
             {
                 "jsonrpc": "2.0",
                 "id": 3,
@@ -117,7 +97,7 @@ def test_stdout_carries_only_protocol(emulator: GmailEmulator, write_config: Cal
                 "params": {"name": "mg_list_accounts", "arguments": {"verify": "nope"}},
             },
         )
-        assert _read_reply(proc, 3)["result"]["isError"] is True
+        assert rpc.reply(3)["result"]["isError"] is True
     finally:
         rest, errors = proc.communicate(timeout=30)  # closes stdin: the server must then exit by itself
     for line in rest.splitlines():
