@@ -495,9 +495,9 @@ def test_attachments_without_dirs_are_off(tree: Path, dirs: Sequence[Path]) -> N
         ("./mail/report.pdf", "invalid_input", "is relative"),
         ("~/report.pdf", "invalid_input", "is relative"),
         ("", "invalid_input", "is relative"),
-        ("/tmp/a\x00b", "invalid_input", "NUL or line break"),
-        ("/tmp/a\nb", "invalid_input", "NUL or line break"),
-        ("/tmp/a\rb", "invalid_input", "NUL or line break"),
+        ("/srv/a\x00b", "invalid_input", "NUL or line break"),
+        ("/srv/a\nb", "invalid_input", "NUL or line break"),
+        ("/srv/a\rb", "invalid_input", "NUL or line break"),
     ],
     ids=["bare-name", "dot-relative", "tilde", "empty", "nul", "lf", "cr"],
 )
