@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from imapclient import IMAPClient
+from toolcalls import Call, error, ok
 
 from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.runtime import Runtime
@@ -21,21 +22,6 @@ pytestmark = pytest.mark.anyio
 
 JANA = "jana.novakova@example.cz"
 TYM = "tym@example.com"
-Call = Callable[..., Any]
-
-
-async def ok(call: Call, runtime: Runtime, tool: str, **args: Any) -> dict[str, Any]:
-    result = await call(runtime, tool, args)
-    assert result.is_error is False, result.content[0].text
-    data: dict[str, Any] = result.structured_content
-    return data
-
-
-async def error(call: Call, runtime: Runtime, tool: str, **args: Any) -> dict[str, Any]:
-    result = await call(runtime, tool, args)
-    assert result.is_error is True, result.content[0].text
-    body: dict[str, Any] = result.structured_content["error"]
-    return body
 
 
 def days_ago(days: int) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toolcalls import Call, error, ok
 
 from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.runtime import Runtime
@@ -16,25 +17,10 @@ from mcp_multi_gmail.runtime import Runtime
 pytestmark = pytest.mark.anyio
 
 JANA = "jana.novakova@example.cz"
-Call = Callable[..., Any]
 
 
 def flags_of(emulator: GmailEmulator, address: str) -> dict[str | None, frozenset[str]]:
     return {m.header_id: m.flags for m in emulator.messages(address)}
-
-
-async def ok(call: Call, runtime: Runtime, tool: str, **args: Any) -> dict[str, Any]:
-    result = await call(runtime, tool, args)
-    assert result.is_error is False, result.content[0].text
-    data: dict[str, Any] = result.structured_content
-    return data
-
-
-async def error(call: Call, runtime: Runtime, tool: str, **args: Any) -> dict[str, Any]:
-    result = await call(runtime, tool, args)
-    assert result.is_error is True
-    body: dict[str, Any] = result.structured_content["error"]
-    return body
 
 
 def message(subject: str, body: str, *, sender: str = "Karel <karel@example.org>", **headers: str) -> EmailMessage:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator, SmtpFault
 from mcp_multi_gmail.runtime import Runtime
@@ -17,7 +18,6 @@ from mcp_multi_gmail.runtime import Runtime
 pytestmark = pytest.mark.anyio
 
 ME = "osobni@example.cz"
-Call = Callable[..., Any]
 SIGNATURES = {
     "plny": {"text": "Jana Nováková\nKnihovna Lipová", "html": "<div>Jana <b>Nováková</b></div>"},
     "kratky": {"text": "J."},
@@ -45,20 +45,6 @@ def sender(
         return make_runtime(write_config([entry], **top))
 
     return make
-
-
-async def ok(call: Call, runtime: Runtime, tool: str, **args: Any) -> dict[str, Any]:
-    result = await call(runtime, tool, args)
-    assert result.is_error is False, result.content[0].text
-    data: dict[str, Any] = result.structured_content
-    return data
-
-
-async def error(call: Call, runtime: Runtime, tool: str, **args: Any) -> dict[str, Any]:
-    result = await call(runtime, tool, args)
-    assert result.is_error is True, result.content[0].text
-    body: dict[str, Any] = result.structured_content["error"]
-    return body
 
 
 def original(
