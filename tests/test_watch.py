@@ -588,3 +588,20 @@ def test_watcher_process_wakes_on_waiting_mail(
     assert done.stdout.splitlines() == [new_mail_line("osobni 1")]
     assert (state_dir / OWNER_FILE).exists() and (state_dir / KNOWN_FILE).exists()
     assert "hlídač:" in done.stderr
+
+
+def test_state_written_by_1_5_0_with_bracketed_ids_is_understood(
+    emulator: GmailEmulator, make: Callable[..., Watcher], state_dir: Path
+) -> None:
+    # 1.5.0 kept the envelope's Message-ID with its angle brackets: the first watcher after the
+    # upgrade must not wake once more for mail that was already reported.
+    known = emulator.deliver(OSOBNI, mail(OSOBNI))
+    fresh = mail(OSOBNI)
+    state = {"version": 1, "known": {"osobni": [f"<{known.header_id}>"], "prace": ["<x@example.org>", "uid:7"]}}
+    (state_dir / KNOWN_FILE).write_text(json.dumps(state), encoding="utf-8")
+    assert make().run().code == 4
+    emulator.deliver(OSOBNI, fresh)
+    assert make().run().line == new_mail_line("osobni 1")
+    saved = load_known(state_dir / KNOWN_FILE)
+    assert saved["osobni"] == {known.header_id, fresh["Message-ID"].strip("<>")}
+    assert saved["prace"] == {"x@example.org", "uid:7"}
