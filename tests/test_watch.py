@@ -605,3 +605,14 @@ def test_state_written_by_1_5_0_with_bracketed_ids_is_understood(
     saved = load_known(state_dir / KNOWN_FILE)
     assert saved["osobni"] == {known.header_id, fresh["Message-ID"].strip("<>")}
     assert saved["prace"] == {"x@example.org", "uid:7"}
+
+
+def test_anchor_in_rfc_2822_or_iso_with_a_space(config_path: Path, emulator: GmailEmulator) -> None:
+    plan = plan_watch(
+        config_path=config_path, since=["osobni=Sun, 29 Nov 2026 08:00:00 +0100", "prace=2026-11-29 08:00"],
+        interval=None, max_time=None, hours=None, layout=None, environ=emulator.env(),
+    )  # fmt: skip
+    assert plan.watched == {
+        "osobni": datetime(2026, 11, 29, 7, 0, tzinfo=UTC),
+        "prace": datetime(2026, 11, 29, 8, 0, tzinfo=UTC),
+    }

@@ -73,7 +73,8 @@ def _anchors(raw: Sequence[str], config: Config | None, problems: list[str]) -> 
         except MailError:
             problems.append(
                 f"kotva „{one_line(anchor)[:60]}“ u schránky {name} není datum "
-                "(čeká se RRRR-MM-DD nebo čas jako 2026-09-01T07:30:00Z)"
+                "(čeká se RRRR-MM-DD, čas jako 2026-09-01 07:30 nebo 2026-09-01T07:30:00+02:00, "
+                "nebo datum podle RFC 2822 jako Tue, 01 Sep 2026 07:30:00 +0200)"
             )
     return anchors
 
