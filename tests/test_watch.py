@@ -616,3 +616,19 @@ def test_anchor_in_rfc_2822_or_iso_with_a_space(config_path: Path, emulator: Gma
         "osobni": datetime(2026, 11, 29, 7, 0, tzinfo=UTC),
         "prace": datetime(2026, 11, 29, 8, 0, tzinfo=UTC),
     }
+
+
+def test_watcher_process_ignores_unknown_arguments_and_still_watches(
+    emulator: GmailEmulator, config_path: Path, state_dir: Path, clean_env: dict[str, str]
+) -> None:
+    emulator.deliver(OSOBNI, mail(OSOBNI))
+    today = datetime.now(UTC).date().isoformat()
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_multi_gmail", "--wait", "--config", str(config_path), "--verbose",
+         "--since", f"osobni={today}", "--max=1m", "--interval", "1m", "navic"],
+        stdin=subprocess.DEVNULL, capture_output=True, encoding="utf-8", timeout=60,
+        env={**clean_env, **emulator.env(), "MG_WATCH_DIR": str(state_dir)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [new_mail_line("osobni 1")]
+    assert "POZOR: hlídač přeskočil neznámé argumenty: --verbose navic" in done.stderr.splitlines()
