@@ -12,8 +12,8 @@ import pytest
 from mcp_multi_gmail.config import Account, Config
 from mcp_multi_gmail.errors import ErrorCode
 from mcp_multi_gmail.instructions import GUIDE_URI, build_instructions
+from support import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "pro-asistenta.md"
 PACKAGED_GUIDE = ROOT / "src" / "mcp_multi_gmail" / "data" / "pro-asistenta.md"
 

@@ -11,7 +11,6 @@ import json
 import os
 import queue
 import subprocess
-import sys
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -27,8 +26,9 @@ from gmail_emulator import FaultRule, GmailEmulator, SmtpFault
 from mcp_multi_gmail import cli
 from mcp_multi_gmail.config import ConfigError, load_config
 from mcp_multi_gmail.runtime import Runtime
+from support import INITIALIZED, SERVER_SCRIPT, initialize_request
 
-SCRIPT = Path(sys.executable).parent / "mcp-multi-gmail"
+SCRIPT = SERVER_SCRIPT
 GOOD_ACCOUNT = {"name": "o", "address": ME, "password": CANARY_GROUPED}
 
 
@@ -342,19 +342,9 @@ def test_invalid_utf8_over_stdio_is_refused_and_the_server_lives_on(emulator: Gm
     seen: list[bytes] = []
     tool = b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "%s", "arguments": %s}}'
     try:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        }
-        _rpc_line(proc, json.dumps(init).encode())
+        _rpc_line(proc, json.dumps(initialize_request("raw")).encode())
         _reply(lines, 1, seen)
-        _rpc_line(proc, b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        _rpc_line(proc, json.dumps(INITIALIZED).encode())
         _rpc_line(proc, tool % (2, b"mg_search_threads", b'{"account": "o", "query": "cen\xff\xfe\xc3"}'))
         assert "result" in _reply(lines, 2, seen)
         _rpc_line(proc, tool % (3, b"mg_search_threads", b'{"account": "o", "query": "cen\\udcff"}'))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from mcp.types import TextResourceContents
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.instructions import GUIDE_URI
+from support import INITIALIZED, SERVER_SCRIPT, initialize_request
 
 OSOBNI = {
     "name": "osobni",
@@ -25,7 +25,7 @@ OSOBNI = {
     "can_send": True,
 }
 TYM = {"name": "tym", "address": "tym@example.com", "password": "tymovehesloheslo"}
-SCRIPT = Path(sys.executable).parent / "mcp-multi-gmail"
+SCRIPT = SERVER_SCRIPT
 
 
 def server_env(emulator: GmailEmulator) -> dict[str, str]:
@@ -63,22 +63,11 @@ def test_stdout_carries_only_protocol(emulator: GmailEmulator, write_config: Cal
     )
     rpc = raw_rpc(proc)
     try:
-        rpc.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw-test", "version": "1"},
-                },
-            },
-        )
+        rpc.send(initialize_request("raw-test"))
         init = rpc.reply(1)
         info = init["result"]["serverInfo"]
         assert (info["name"], info["version"]) == ("mcp-multi-gmail", "2.0.0")
-        rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        rpc.send(INITIALIZED)
         rpc.send(
             {
                 "jsonrpc": "2.0",
