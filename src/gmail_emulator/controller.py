@@ -468,6 +468,14 @@ class GmailEmulator:
         """SMTP connections accepted (both ports) since the last reset."""
         return self._front.sessions()
 
+    def smtp_open_sessions(self) -> int:
+        """SMTP connections the server has not yet seen end (a test waits for 0 after a client vanished)."""
+        return self._on_loop(self._front.open_sessions)
+
+    def smtp_pending(self) -> int:
+        """Sent filings and deliveries scheduled but not yet done (0: nothing more will arrive)."""
+        return self._on_loop(self._front.pending)
+
     def wire_log(self) -> list[WireEntry]:
         return self.observer.wire_log()
 

@@ -400,7 +400,10 @@ class ImapSession:
             self._tagged(cmd.tag, _REFUSALS.get(arg, _REFUSALS["invalid"]))
             await self.flush()
             return True
-        return False  # delay / drop_mid_reply: the command runs
+        if kind == "hook" and fault.hook is not None:
+            # A worker thread, so the hook may use the control methods (they run on this loop).
+            await asyncio.to_thread(fault.hook)
+        return False  # delay / drop_mid_reply / hook: the command runs
 
     async def _dispatch(self, cmd: Command) -> None:
         from .imap_commands import COMMANDS  # imported late: the handler modules import this one

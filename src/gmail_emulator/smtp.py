@@ -310,6 +310,12 @@ class SmtpFront:
         with self._lock:
             return self._sessions
 
+    def open_sessions(self) -> int:
+        return len(self._live)
+
+    def pending(self) -> int:
+        return len(self._timers)
+
     def reset_counters(self) -> None:
         with self._lock:
             self._logins.clear()
