@@ -11,6 +11,7 @@ import pytest
 from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
 
 from gmail_emulator.observe import FaultRule
+from support import wait_until
 
 ABORTS = (IMAPClientAbortError, imaplib.IMAP4.abort, OSError, EOFError)
 
@@ -169,7 +170,7 @@ def test_connection_cap(imap_emu) -> None:
         third.login(imap_emu.user, imap_emu.password)
     bob = imap_emu.client(imap_emu.other_user, imap_emu.other_password)  # the cap is per account
     first.logout()
-    time.sleep(0.1)
+    wait_until(lambda: imap_emu.server.logged_in.get(imap_emu.user) == 1)
     third.login(imap_emu.user, imap_emu.password)
     assert imap_emu.observer.connections(imap_emu.user) == 3
     for client in (second, third, bob):
@@ -215,12 +216,11 @@ def test_disconnect_during_idle(imap_emu) -> None:
     client.select_folder("INBOX")
     client.idle()
     client.shutdown()
-    time.sleep(0.1)
-    imap_emu.deliver(imap_emu.make_mail("after"))
+    imap_emu.deliver(imap_emu.make_mail("after"))  # the gone client's session may not know it yet
     other = imap_emu.client()
     assert other.select_folder("INBOX")[b"EXISTS"] == 1
     other.logout()
-    time.sleep(0.1)
+    wait_until(lambda: not imap_emu.server.sessions)
     assert imap_emu.alice.listeners == []  # every session unregistered itself
     assert imap_emu.server.logged_in.get(imap_emu.user, 0) == 0
 

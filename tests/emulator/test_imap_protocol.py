@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import base64
 import re
-import time
 
 import pytest
 from imapclient import imapclient as ic
 from imapclient.exceptions import IMAPClientError, LoginError
 
 from gmail_emulator.knobs import GERMAN_FOLDERS, Knobs
+from support import wait_until
 
 CAPS_PRE = (
     b"IMAP4rev1 UNSELECT IDLE NAMESPACE QUOTA ID XLIST CHILDREN X-GM-EXT-1 XYZZY SASL-IR "
@@ -271,7 +271,7 @@ def test_client_disconnects_mid_literal(imap_emu) -> None:
     assert raw.readline() == b"+ go ahead\r\n"
     raw.send(b"partial")
     raw.close()
-    time.sleep(0.1)
+    wait_until(lambda: not imap_emu.server.sessions)  # the server has ended that session
     client = imap_emu.client()  # the server is fine
     assert client.noop()[0].startswith(b"Success")
     client.logout()
