@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from security_support import ACCOUNTS, CANARY, ME, Recorder, error_of
 
 from gmail_emulator import GmailEmulator
+from mcp_multi_gmail.errors import MailError
 from mcp_multi_gmail.mail import inputs
 from mcp_multi_gmail.runtime import Runtime
 
@@ -56,7 +57,7 @@ def _with_message_id(raw: bytes, fallback: str) -> tuple[bytes, str]:
         candidate = found[0].decode("ascii", "replace").strip()
         try:
             bare = inputs.message_id(candidate)
-        except Exception:
+        except MailError:  # the tool refuses it the same way; anything else is a bug to see
             bare = ""
         if bare and bare.isascii() and "<" not in bare and ">" not in bare and bare != fallback:
             return raw, bare
