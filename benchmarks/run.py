@@ -782,7 +782,7 @@ async def run(args: argparse.Namespace) -> int:
             if peer_p is not None:
                 try:
                     peer_driver = await Driver(PEER, peer_p, errlog("peer")).__aenter__()
-                except Exception as error:  # the peer failing must not stop our measurements
+                except Exception as error:  # noqa: BLE001 - the peer failing in any way must not stop our measurements
                     peer_reason = f"the peer did not start: {type(error).__name__}: {error}"
                     log(peer_reason)
             try:

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from pathlib import Path
@@ -567,8 +567,8 @@ def test_hour_window_wraps_over_midnight() -> None:
 
 
 @pytest.fixture
-def clean_env() -> Iterator[dict[str, str]]:
-    yield {k: v for k, v in os.environ.items() if not k.startswith("MG_")}
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("MG_")}
 
 
 def test_watcher_process_wakes_on_waiting_mail(

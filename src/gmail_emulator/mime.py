@@ -70,7 +70,7 @@ def _decode_charset(data: bytes, charset: str | None) -> str:
         name = "utf-8"
     try:
         return data.decode(name, errors="replace")
-    except Exception:  # some codecs raise odd errors on garbage
+    except (LookupError, ValueError, TypeError):  # a non-text codec, or one that chokes on garbage
         return data.decode("utf-8", errors="replace")
 
 
@@ -136,7 +136,7 @@ def _parse_params(value: bytes) -> list[tuple[str, bytes]]:
         msg = Message(policy=compat32)
         msg["X-P"] = value.decode("latin-1")
         raw_params = msg.get_params(header="x-p", unquote=True) or []
-    except Exception:
+    except Exception:  # noqa: BLE001 - a stranger's header fed to the stdlib parser: garbage means no parameters
         return []
     out: list[tuple[str, bytes]] = []
     for name, val in raw_params[1:]:
@@ -148,7 +148,7 @@ def _parse_params(value: bytes) -> list[tuple[str, bytes]]:
                 out.append((key, collapse_rfc2231_value(val).encode("utf-8", errors="replace")))
             else:
                 out.append((key, val.encode("latin-1", errors="replace")))
-        except Exception:
+        except (LookupError, ValueError, TypeError):  # an RFC 2231 value in an unknown or broken charset
             continue
     return out
 

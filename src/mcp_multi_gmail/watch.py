@@ -179,7 +179,7 @@ class Watcher:
                 if problem is not None:
                     problems.append(problem)
                 continue  # the known set of a failing mailbox stays as it was
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - the watcher's loop is a boundary
                 # A surprise must not end the watcher either: the next round tries again.
                 self.log(f"schránka {name}: nečekaná chyba {type(error).__name__}: {one_line(str(error))}")
                 continue
@@ -202,7 +202,7 @@ class Watcher:
         def work() -> None:
             try:
                 result.keys = self.check(name, since)
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - handed to the waiting thread, which reports it
                 result.error = error
             finally:
                 done.set()

@@ -199,7 +199,7 @@ class ImapEmu:
                     client.shutdown()
                 else:
                     client.shutdown()
-            except Exception:
+            except (OSError, imaplib.IMAP4.error):  # already closed by the test
                 pass
         self._run(self.server.stop())
         self.loop.call_soon_threadsafe(self.loop.stop)

@@ -92,7 +92,7 @@ def test_start_stop_lifecycle(tmp_path: Path) -> None:
             emu.start()
         port = emu.imap_port
     assert not emu.running
-    with pytest.raises(OSError):
+    with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
     emu.stop()  # idempotent
 
@@ -157,7 +157,7 @@ def test_deliver_options(emu: GmailEmulator) -> None:
         assert len(client.search()) == 1
     with pytest.raises(KeyError):
         emu.deliver("nobody@example.com", raw_message("x@example.com"))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="location must be"):
         emu.deliver(ALICE, raw_message("y@example.com"), location="bin")  # type: ignore[arg-type]
 
 
@@ -244,7 +244,7 @@ def test_reset_gives_a_fresh_store_on_the_same_ports(emu: GmailEmulator) -> None
 def test_add_account(emu: GmailEmulator) -> None:
     emu.add_account("carol@example.com", "carolcarolcarolc", labels=["Clients"])
     assert emu.labels("carol@example.com") == ["Clients"]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="exists already"):
         emu.add_account("CAROL@example.com", "x")
     with imap(emu, "carol@example.com", "carolcarolcarolc") as client:
         names = [name for _flags, _sep, name in client.list_folders()]

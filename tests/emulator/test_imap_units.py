@@ -46,9 +46,9 @@ def test_mutf7_round_trip(text: str, wire: str) -> None:
 
 
 def test_mutf7_rejects_garbage() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unterminated"):
         decode_mutf7("&AMk")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="bad modified UTF-7"):
         decode_mutf7("&!!-")
 
 
@@ -69,7 +69,7 @@ def test_internaldate_format_and_parse() -> None:
     when = parse_internaldate("02-Jan-2026 03:04:05 +0100")
     assert format_internaldate(when) == b'"02-Jan-2026 02:04:05 +0000"'
     assert parse_internaldate(" 2-Jan-2026 03:04:05 +0000").day == 2
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="bad date-time"):
         parse_internaldate("2026-01-02")
 
 

@@ -524,11 +524,11 @@ def test_fault_always_until_cleared(emu: GmailEmulator) -> None:
 
 
 def test_fault_rule_validation() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown SMTP fault stage"):
         SmtpFault("quit", "421")  # type: ignore[arg-type]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown SMTP fault action"):
         SmtpFault("mail", "500")  # type: ignore[arg-type]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="times must be"):
         SmtpFault("mail", "421", times=0)
 
 

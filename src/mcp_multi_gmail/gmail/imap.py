@@ -403,7 +403,7 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
 def _close(client: IMAPClient) -> None:
     try:
         client.logout()
-    except Exception:
+    except Exception:  # noqa: BLE001 - closing is best effort: whatever LOGOUT raised, the socket still goes
         with contextlib.suppress(Exception):
             client.shutdown()
 

@@ -102,7 +102,7 @@ def _verify_sent_copy(session: ImapSession, composed: Composed, *, append: bool)
     # Gmail did not file it (yet): append the very bytes that went out, Bcc header restored.
     try:
         uid = session.append(SENT, composed.data, ["\\Seen"], None)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - the mail has gone: a failed copy is reported, never raised
         return SentCopy(saved=False, filed_by=None, folder=folder, uid=None, error=str(error))
     return SentCopy(saved=True, filed_by="server", folder=folder, uid=uid, error=None)
 
