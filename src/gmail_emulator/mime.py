@@ -233,6 +233,37 @@ class _Tok:
         self.end = end
 
 
+def _comment_end(s: str, i: int) -> int:
+    """The index after the (possibly nested) comment starting at `s[i]` == "("."""
+    depth, n = 0, len(s)
+    while i < n:
+        ch = s[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        i += 1
+        if depth == 0:
+            break
+    return i
+
+
+def _quoted(s: str, start: int) -> _Tok:
+    """The quoted string starting at `s[start]` == '"', unquoted (an unclosed one runs to the end)."""
+    i, n = start + 1, len(s)
+    buf: list[str] = []
+    while i < n and s[i] != '"':
+        if s[i] == "\\" and i + 1 < n:
+            i += 1
+        buf.append(s[i])
+        i += 1
+    i = min(i + 1, n)
+    return _Tok("qs", "".join(buf), s[start:i], start, i)
+
+
 def _addr_tokens(s: str) -> list[_Tok]:
     toks: list[_Tok] = []
     i, n = 0, len(s)
@@ -241,30 +272,10 @@ def _addr_tokens(s: str) -> list[_Tok]:
         if c in " \t\r\n":
             i += 1
         elif c == "(":
-            depth = 0
-            while i < n:
-                ch = s[i]
-                if ch == "\\":
-                    i += 2
-                    continue
-                if ch == "(":
-                    depth += 1
-                elif ch == ")":
-                    depth -= 1
-                i += 1
-                if depth == 0:
-                    break
+            i = _comment_end(s, i)
         elif c == '"':
-            start = i
-            i += 1
-            buf: list[str] = []
-            while i < n and s[i] != '"':
-                if s[i] == "\\" and i + 1 < n:
-                    i += 1
-                buf.append(s[i])
-                i += 1
-            i = min(i + 1, n)
-            toks.append(_Tok("qs", "".join(buf), s[start:i], start, i))
+            toks.append(_quoted(s, i))
+            i = toks[-1].end
         elif c == "[":
             start = i
             j = s.find("]", i)
@@ -616,6 +627,32 @@ _SECTION_TEXTS = {"", "HEADER", "HEADER.FIELDS", "HEADER.FIELDS.NOT", "TEXT", "M
 _FIELD_NAME = re.compile(r'"((?:[^"\\]|\\.)*)"|([^\s()"]+)')
 
 
+def _parse_section(spec: str) -> tuple[list[int], str, list[str] | None] | None:
+    """``1.2.HEADER.FIELDS (A B)`` -> part numbers, section text and field names; None when malformed."""
+    spec = spec.strip()
+    fields: list[str] | None = None
+    if "(" in spec:
+        idx = spec.index("(")
+        rest = spec[idx + 1 :].rstrip()
+        if not rest.endswith(")"):
+            return None
+        fields = [
+            (m.group(1) if m.group(1) is not None else m.group(2)).lower() for m in _FIELD_NAME.finditer(rest[:-1])
+        ]
+        spec = spec[:idx].strip()
+    tokens = spec.split(".") if spec else []
+    nums: list[int] = []
+    while tokens and tokens[0].isascii() and tokens[0].isdigit():
+        n = int(tokens.pop(0))
+        if n < 1:
+            return None
+        nums.append(n)
+    text = ".".join(tokens).upper()
+    if text not in _SECTION_TEXTS or (fields is not None) != text.startswith("HEADER.FIELDS"):
+        return None
+    return nums, text, fields
+
+
 class ParsedMessage:
     """A message parsed once from raw RFC 5322 bytes.  Never raises on malformed input."""
 
@@ -643,27 +680,10 @@ class ParsedMessage:
 
     def section(self, spec: str) -> bytes | None:
         """Bytes of ``BODY[<spec>]`` (no partial range).  None for a nonexistent part or bad spec."""
-        spec = spec.strip()
-        fields: list[str] | None = None
-        if "(" in spec:
-            idx = spec.index("(")
-            rest = spec[idx + 1 :].rstrip()
-            if not rest.endswith(")"):
-                return None
-            fields = [
-                (m.group(1) if m.group(1) is not None else m.group(2)).lower() for m in _FIELD_NAME.finditer(rest[:-1])
-            ]
-            spec = spec[:idx].strip()
-        tokens = spec.split(".") if spec else []
-        nums: list[int] = []
-        while tokens and tokens[0].isascii() and tokens[0].isdigit():
-            n = int(tokens.pop(0))
-            if n < 1:
-                return None
-            nums.append(n)
-        text = ".".join(tokens).upper()
-        if text not in _SECTION_TEXTS or (fields is not None) != text.startswith("HEADER.FIELDS"):
+        parsed = _parse_section(spec)
+        if parsed is None:
             return None
+        nums, text, fields = parsed
         if not nums:
             if text == "MIME":
                 return None
