@@ -264,6 +264,12 @@ def _converged(scenario: Scenario, first: Outcome, second: Outcome, clean: Clean
         if len(copies) > 1:
             problems.append(f"{len(copies)} copies of the sent message in the mailbox")
         return problems
+    return _repeat_converged(tool, first, second, clean)
+
+
+def _repeat_converged(tool: str, first: Outcome, second: Outcome, clean: Clean) -> list[str]:
+    """Labels, flags and Trash: the repeat succeeds and ends where a clean run ends."""
+    problems: list[str] = []
     if second.error is not None:
         return [f"the repeat failed: {second.error}"]
     if not clean.same_as_final(second.after):
