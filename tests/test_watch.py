@@ -30,11 +30,11 @@ from mcp_multi_gmail.watch import (
     LINE_TIME_UP,
     NEW_MAIL_ADVICE,
     Watcher,
-    imap_check,
     in_hours,
     run_watcher,
 )
 from mcp_multi_gmail.watch_args import DEFAULT_MAX_MS, WatchArgsError, plan_watch
+from mcp_multi_gmail.watch_check import imap_check
 from mcp_multi_gmail.watch_state import KNOWN_FILE, OWNER_FILE, load_known
 
 OSOBNI = "osobni@example.cz"

@@ -6,6 +6,7 @@ import imaplib
 import socket
 import ssl
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
@@ -13,10 +14,13 @@ from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginEr
 from gmail_emulator.observe import FaultRule
 from support import wait_until
 
+if TYPE_CHECKING:
+    from emulator.conftest import ImapEmu
+
 ABORTS = (IMAPClientAbortError, imaplib.IMAP4.abort, OSError, EOFError)
 
 
-def test_command_counter_counts_a_known_sequence(imap_emu) -> None:
+def test_command_counter_counts_a_known_sequence(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("count me"))
     client = imap_emu.client(login=False)
     client.login(imap_emu.user, imap_emu.password)
@@ -36,7 +40,7 @@ def test_command_counter_counts_a_known_sequence(imap_emu) -> None:
     assert imap_emu.observer.connections("bob@gmail.test") == 0
 
 
-def test_wire_log_redacts_password(imap_emu) -> None:
+def test_wire_log_redacts_password(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     client.noop()
     client.logout()
@@ -54,7 +58,7 @@ def test_wire_log_redacts_password(imap_emu) -> None:
     assert lines and all(imap_emu.password not in line and line.endswith("***") for line in lines)
 
 
-def test_latency_slows_a_command(imap_emu) -> None:
+def test_latency_slows_a_command(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     start = time.monotonic()
     client.noop()
@@ -72,7 +76,7 @@ def test_latency_slows_a_command(imap_emu) -> None:
     client.logout()
 
 
-def test_fault_no_and_bad(imap_emu) -> None:
+def test_fault_no_and_bad(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     imap_emu.observer.add_fault(FaultRule("no:[UNAVAILABLE] Temporary failure (Failure)", match="SELECT"))
     with pytest.raises(IMAPClientError, match="UNAVAILABLE"):
@@ -85,7 +89,7 @@ def test_fault_no_and_bad(imap_emu) -> None:
     client.logout()
 
 
-def test_fault_nth_and_times(imap_emu) -> None:
+def test_fault_nth_and_times(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     imap_emu.observer.add_fault(FaultRule("no:nope", match="NOOP", nth=2, times=2))
     client.noop()
@@ -97,7 +101,7 @@ def test_fault_nth_and_times(imap_emu) -> None:
 
 
 @pytest.mark.parametrize("action", ["drop_before_reply", "bye", "drop_mid_reply"])
-def test_fault_drops_connection(imap_emu, action: str) -> None:
+def test_fault_drops_connection(imap_emu: ImapEmu, action: str) -> None:
     imap_emu.deliver(imap_emu.make_mail("payload", "x" * 4000))
     client = imap_emu.client()
     client.select_folder("INBOX")
@@ -117,14 +121,14 @@ def test_fault_drops_connection(imap_emu, action: str) -> None:
     fresh.logout()
 
 
-def test_fault_stall_hits_client_timeout(imap_emu) -> None:
+def test_fault_stall_hits_client_timeout(imap_emu: ImapEmu) -> None:
     client = imap_emu.client(timeout=0.5)
     imap_emu.observer.add_fault(FaultRule("stall", match="NOOP"))
     with pytest.raises((TimeoutError, socket.timeout, *ABORTS)):
         client.noop()
 
 
-def test_fault_delay(imap_emu) -> None:
+def test_fault_delay(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     imap_emu.observer.add_fault(FaultRule("delay:0.3", match="LIST"))
     start = time.monotonic()
@@ -142,7 +146,7 @@ def test_fault_delay(imap_emu) -> None:
         ("webalert", r"\[ALERT\] Please log in via your web browser"),
     ],
 )
-def test_fault_refuse_login(imap_emu, kind: str, text: str) -> None:
+def test_fault_refuse_login(imap_emu: ImapEmu, kind: str, text: str) -> None:
     imap_emu.observer.add_fault(FaultRule(f"refuse_login:{kind}", account=imap_emu.user))
     client = imap_emu.client(login=False)
     with pytest.raises(LoginError, match=text):
@@ -151,7 +155,7 @@ def test_fault_refuse_login(imap_emu, kind: str, text: str) -> None:
     client.logout()
 
 
-def test_fault_greeting_bye_and_tls_fail(imap_emu) -> None:
+def test_fault_greeting_bye_and_tls_fail(imap_emu: ImapEmu) -> None:
     imap_emu.observer.add_fault(FaultRule("greeting_bye"))
     with pytest.raises((imaplib.IMAP4.error, *ABORTS)):
         imap_emu.client(login=False)
@@ -162,7 +166,7 @@ def test_fault_greeting_bye_and_tls_fail(imap_emu) -> None:
     client.logout()
 
 
-def test_connection_cap(imap_emu) -> None:
+def test_connection_cap(imap_emu: ImapEmu) -> None:
     imap_emu.store.knobs.max_connections = 2
     first, second = imap_emu.client(), imap_emu.client()
     third = imap_emu.client(login=False)
@@ -177,7 +181,7 @@ def test_connection_cap(imap_emu) -> None:
         client.logout()
 
 
-def test_idle_receives_exists_and_expunge(imap_emu) -> None:
+def test_idle_receives_exists_and_expunge(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("first"))
     client = imap_emu.client()
     client.select_folder("INBOX")
@@ -195,7 +199,7 @@ def test_idle_receives_exists_and_expunge(imap_emu) -> None:
     client.logout()
 
 
-def test_idle_reports_no_flag_changes_by_default(imap_emu) -> None:
+def test_idle_reports_no_flag_changes_by_default(imap_emu: ImapEmu) -> None:
     msg = imap_emu.deliver(imap_emu.make_mail("quiet"))
     client = imap_emu.client()
     client.select_folder("INBOX")
@@ -211,7 +215,7 @@ def test_idle_reports_no_flag_changes_by_default(imap_emu) -> None:
     client.logout()
 
 
-def test_disconnect_during_idle(imap_emu) -> None:
+def test_disconnect_during_idle(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     client.select_folder("INBOX")
     client.idle()
@@ -225,7 +229,7 @@ def test_disconnect_during_idle(imap_emu) -> None:
     assert imap_emu.server.logged_in.get(imap_emu.user, 0) == 0
 
 
-def test_bandwidth_throttles_output(imap_emu) -> None:
+def test_bandwidth_throttles_output(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("big", "y" * 12000))
     client = imap_emu.client()
     client.select_folder("INBOX")
@@ -237,7 +241,7 @@ def test_bandwidth_throttles_output(imap_emu) -> None:
     client.logout()
 
 
-def test_fault_targets_sasl_ir_account(imap_emu) -> None:
+def test_fault_targets_sasl_ir_account(imap_emu: ImapEmu) -> None:
     import base64
 
     imap_emu.observer.add_fault(FaultRule("refuse_login:app_password", account=imap_emu.user))

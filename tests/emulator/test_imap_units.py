@@ -16,6 +16,7 @@ from gmail_emulator.imap_codec import (
 )
 from gmail_emulator.imap_parser import (
     ParseError,
+    Token,
     parse_command,
     parse_fetch_items,
     parse_sequence_set,
@@ -119,7 +120,8 @@ def test_sequence_sets() -> None:
     assert [v for v in range(1, 12) if seq_contains(seqset, v, 11)] == [1, 2, 3, 7, 9, 10, 11]
     assert seq_contains(parse_sequence_set("100:*"), 5, 5)  # RFC 3501: n:* with n > * still names *
     assert seq_contains(parse_sequence_set("*"), 42, 42)
-    for bad in ("", "0", "1:", "a", "1,,2", ["1"]):
+    bad_sets: list[Token] = ["", "0", "1:", "a", "1,,2", ["1"]]
+    for bad in bad_sets:
         with pytest.raises(ParseError):
             parse_sequence_set(bad)
 
@@ -132,7 +134,8 @@ def test_fetch_items() -> None:
     assert items[2].response_key == b"BODY[]" and not items[2].peek
     assert items[3].partial == (5, None)
     assert [i.name for i in parse_fetch_items("FAST")] == ["FLAGS", "INTERNALDATE", "RFC822.SIZE"]
-    for bad in ("BODY.PEEK", "BODY[HEADER.FIELDS]", "BODY[1.MIMEX]", "BODY[0]", "FOO", [], ["UID", b"x"]):
+    bad_items: list[Token] = ["BODY.PEEK", "BODY[HEADER.FIELDS]", "BODY[1.MIMEX]", "BODY[0]", "FOO", [], ["UID", b"x"]]
+    for bad in bad_items:
         with pytest.raises(ParseError):
             parse_fetch_items(bad)
 

@@ -161,7 +161,8 @@ def recorder() -> Recorder:
 
 @pytest.fixture
 def call(recorder: Recorder) -> Callable[..., Any]:
-    return recorder.call
+    call: Callable[..., Any] = recorder.call
+    return call
 
 
 @pytest.fixture(autouse=True)

@@ -199,10 +199,10 @@ class Clean:
     commands: int
 
     def same_as_final(self, snapshot: dict[str, Any]) -> bool:
-        return normalized(snapshot, self.before) == normalized(self.final, self.before)
+        return bool(normalized(snapshot, self.before) == normalized(self.final, self.before))
 
     def same_as_start(self, snapshot: dict[str, Any]) -> bool:
-        return normalized(snapshot, self.before) == normalized(self.before, self.before)
+        return bool(normalized(snapshot, self.before) == normalized(self.before, self.before))
 
 
 def _check_partial(clean: Clean, after: dict[str, Any]) -> list[str]:

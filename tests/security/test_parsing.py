@@ -11,6 +11,7 @@ inside the download folder.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections import Counter
@@ -34,10 +35,10 @@ OWN_DATA = Path(__file__).parent / "data"
 
 def _cpython_corpus() -> list[Path]:
     try:
-        import test.test_email as corpus_package  # the test package is optional in a Python install
+        corpus_package = importlib.import_module("test.test_email")  # optional in a Python install
     except ImportError:
         return []
-    return sorted((Path(os.path.dirname(corpus_package.__file__)) / "data").glob("msg_*.txt"))
+    return sorted((Path(os.path.dirname(corpus_package.__file__ or "")) / "data").glob("msg_*.txt"))
 
 
 CORPUS = [*_cpython_corpus(), *sorted(OWN_DATA.glob("msg_*.txt"))]

@@ -258,12 +258,13 @@ async def test_server_process_keeps_the_password_off_stdout_and_stderr(emulator:
     texts: list[str] = []
     with errlog.open("w") as stderr:
         async with Client(stdio_client(params, errlog=stderr)) as client:
-            for tool, args in [
+            calls: list[tuple[str, dict[str, Any]]] = [
                 ("mg_list_accounts", {"verify": True}),
                 ("mg_get_message", {"account": "o", "message_id": "dotaz-1@partner.example"}),
                 ("mg_get_message", {"account": "t", "message_id": "dotaz-1@partner.example"}),
                 ("mg_send_message", {"account": "o", "to": ["a@partner.example"], "subject": "x", "body": "y"}),
-            ]:
+            ]
+            for tool, args in calls:
                 result = await client.call_tool(tool, args)
                 texts.append(json.dumps(result.structured_content, ensure_ascii=False))
                 texts.extend(getattr(block, "text", "") for block in result.content)
