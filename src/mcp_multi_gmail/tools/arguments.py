@@ -75,6 +75,7 @@ _EXPECTED = {
     "int_parsing": "an integer",
     "int_from_float": "a whole number",
     "string_type": "a string",
+    "string_unicode": "valid text (it holds unpaired surrogates: invalid UTF-8)",
     "list_type": "a list (JSON array)",
     "dict_type": "an object",
     "string_or_false": "a string, false or null",
