@@ -315,6 +315,7 @@ def test_tour_failure_is_reported(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     captured = capsys.readouterr()
     assert "5) Průchod znovu" in captured.out and "Hotovo" not in captured.out
     assert "chyba: prohlídka selhala v kroku 6: nástroj mg_get_thread vrátil chybu" in captured.err
+    assert "not_found: " in captured.err  # the error's code and message, not its raw JSON
 
 
 def test_tour_server_that_does_not_start(
