@@ -28,7 +28,10 @@ from .arguments import (
 )
 from .common import READ_ONLY, AccountName, structured_errors
 
-Addresses = Annotated[EmailAddresses, Field(description="E-mail addresses, one per item (plain addresses, no names)")]
+Addresses = Annotated[
+    EmailAddresses,
+    Field(description="E-mail addresses, one per item (plain addresses, no names); at least one"),
+]
 OptionalAddresses = Annotated[EmailAddresses, Field(description="E-mail addresses, one per item")]
 Subject = Annotated[str, Field(max_length=MAX_SUBJECT, description="Subject line (one line)")]
 Body = Annotated[
