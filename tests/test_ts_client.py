@@ -31,7 +31,7 @@ def server_command() -> list[str]:
 def test_typescript_sdk_client_reads_every_result(tmp_path: Path) -> None:
     node = shutil.which("node")
     if node is None:
-        pytest.skip("node is not installed: the TypeScript client test needs Node.js 18 or newer")
+        pytest.skip("node is not installed: the TypeScript client test needs Node.js 20 or newer")
     sdk = HERE / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
     assert sdk.is_file(), "tests/ts_client/node_modules is missing: run `npm ci` in tests/ts_client (.ci/run does)"
     pinned = json.loads((HERE / "package.json").read_text(encoding="utf-8"))["dependencies"][

@@ -150,8 +150,14 @@ try {
   await fails("mg_save_draft", { account: "osobni", to: ["a@example.cz"], subject: "s".repeat(100_000), body: "x" }, "invalid_input", ["subject"]);
   // Unknown extra arguments are ignored, as in the original.
   await ok("mg_list_labels", { account: "tym", colour: "blue" });
-  // The duplicate refusals sent nothing: exactly one copy of the reply is in Sent.
-  const copies = await ok("mg_search_threads", { account: "osobni", query: "in:sent subject:(Chata jedeme)" });
+  // The refusals sent nothing: exactly one copy of the reply is in Sent (polled: Gmail's search
+  // index may lag behind the filing).
+  const query = { account: "osobni", query: "in:sent subject:(Chata jedeme)" };
+  let copies = await ok("mg_search_threads", query);
+  for (const deadline = Date.now() + 30_000; copies.threads.length === 0 && Date.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    copies = await ok("mg_search_threads", query);
+  }
   assert.equal(copies.threads.length, 1);
   assert.equal(copies.threads[0].matched_messages, 1);
 
