@@ -64,9 +64,7 @@ def osobni(
 ) -> Runtime:
     for mid, offset, _inside in AROUND:
         deliver_at(emulator, mid, DAY_START + offset)
-    path = write_config(
-        [{"name": "o", "address": OSOBNI, "password": "osobniheslohesla", "processed_label": "Hotovo"}]
-    )
+    path = write_config([{"name": "o", "address": OSOBNI, "password": "osobniheslohesla", "processed_label": "Hotovo"}])
     return make_runtime(path)
 
 

@@ -195,8 +195,9 @@ async def test_a_refused_recipient_keeps_gmails_words(emulator: GmailEmulator, r
         body="y",
     )
     assert data["accepted"] == ["petr@partner.example"] and data["rejected"] == ["nikdo@partner.example"]
-    assert "It did NOT reach nikdo@partner.example (550 5.1.1 The email account that you tried to reach does not " in (
-        data["warning"]
+    assert (
+        "It did NOT reach nikdo@partner.example (550 5.1.1 The email account that you tried to reach does not "
+        in (data["warning"])
     )
 
 

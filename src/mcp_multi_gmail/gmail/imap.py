@@ -221,6 +221,18 @@ class ImapSession:
             self._selected = (path, writable)
         return path
 
+    def examine(self, path: str) -> int:
+        """EXAMINE any folder by its path (a label's own view); how many messages it shows."""
+        answer = self.client.select_folder(path, readonly=True)
+        self._exists = int(answer.get(b"EXISTS", 0) or 0)
+        self._selected = (path, False)
+        return self._exists
+
+    @property
+    def exists(self) -> int:
+        """Messages in the open folder, from its SELECT/EXAMINE answer."""
+        return self._exists
+
     # ------------------------------------------------------------------ reading
 
     def search_raw(self, query: str) -> list[int]:

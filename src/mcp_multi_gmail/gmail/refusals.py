@@ -22,7 +22,7 @@ _TRANSIENT = ("[UNAVAILABLE]", "[THROTTLED]", "[INUSE]", "[LIMIT]", "TEMPORARY S
 WEB_LOGIN_ADVICE = (
     "The app password may well be right: Gmail wants the account owner to confirm this sign-in in a web "
     "browser first. Sign in to Gmail (https://mail.google.com) in a browser, preferably on the same "
-    "network as this computer, answer any security alert from Google with \"Yes, it was me\" "
+    'network as this computer, answer any security alert from Google with "Yes, it was me" '
     "(https://myaccount.google.com/notifications), and try again. A new app password does not help here."
 )
 
@@ -48,7 +48,9 @@ def login_refused(account: str, reason: str, *, web_alert: bool = False) -> Mail
     if is_credential_failure(reason):
         return MailError("auth_failed", f'Mailbox "{account}": {reason}')
     if web_alert or is_web_login(reason):
-        return MailError("upstream_error", f'Mailbox "{account}": Gmail blocked the login ({reason}). {WEB_LOGIN_ADVICE}')
+        return MailError(
+            "upstream_error", f'Mailbox "{account}": Gmail blocked the login ({reason}). {WEB_LOGIN_ADVICE}'
+        )
     if _TOO_MANY in upper:
         return MailError(
             "upstream_error",
@@ -97,7 +99,7 @@ def command_refused(account: str, reason: str) -> MailError:
 def smtp_login_refused(account: str, code: int, text: str) -> MailError:
     """The error for an SMTP AUTH that Gmail refused; nothing was sent."""
     reason = f"{code} {text}".strip()
-    if code in (534, 535) and not is_web_login(text) or is_credential_failure(text):
+    if (code in (534, 535) and not is_web_login(text)) or is_credential_failure(text):
         return MailError(
             "auth_failed", f'Mailbox "{account}": Gmail refused the SMTP login ({reason}). Nothing was sent.'
         )
