@@ -71,6 +71,16 @@ def test_the_probe_finds_the_zone_since_uses(mailbox: GmailEmulator, zone: str) 
     assert report.date_zone == zone
     assert report.knobs()["date_search_timezone"] == zone
     assert {b.day for b in report.boundaries} >= {TODAY - timedelta(days=d) for d in (3, 4, 5)}
+    day = TODAY - timedelta(days=3)
+    offset = datetime.combine(day, time.min, ZoneInfo(zone)).utcoffset() or timedelta()
+    hours = round(offset.total_seconds() / 3600)
+    line = next(x for x in report.lines() if x.startswith(f"  SINCE {day.isoformat()}"))
+    # Mail 5 minutes either side of midnight pins the offset to a 10-minute range around the zone's.
+    if hours < 0:
+        low, high = f"-{-hours:02d}:05", f"-{-hours - 1:02d}:55"
+    else:
+        low, high = f"+{hours - 1:02d}:55" if hours else "-00:05", f"+{hours:02d}:05"
+    assert f"(UTC offset from {low} to {high})" in line
 
 
 def test_too_little_mail_near_midnight_decides_nothing(emulator: GmailEmulator) -> None:

@@ -150,7 +150,13 @@ class ProbeReport:
         if not self.boundaries:
             out.append("  not measured: too little mail in the last two weeks")
         for b in self.boundaries:
-            out.append(f"  SINCE {b.day.isoformat()}: midnight between {_iso(b.excluded)} and {_iso(b.included)}")
+            # Midnight of D in a zone is D 00:00 UTC minus the zone's offset, so the cut bounds the offset.
+            utc_midnight = datetime.combine(b.day, time.min, UTC)
+            low, high = _offset(utc_midnight - b.included), _offset(utc_midnight - b.excluded)
+            out.append(
+                f"  SINCE {b.day.isoformat()}: midnight between {_iso(b.excluded)} and {_iso(b.included)} "
+                f"(UTC offset from {low} to {high})"
+            )
         if self.boundaries:
             zone = self.date_zone
             fits = ", ".join(self.zones) if self.zones else "none of the candidate zones"
@@ -187,6 +193,13 @@ class ProbeReport:
 
 def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _offset(delta: timedelta) -> str:
+    minutes = round(delta.total_seconds() / 60)
+    sign = "-" if minutes < 0 else "+"
+    hours, rest = divmod(abs(minutes), 60)
+    return f"{sign}{hours:02d}:{rest:02d}" if hours < 48 else f"{sign}more than two days"
 
 
 def _yes_no(value: bool | None) -> str:
@@ -230,7 +243,7 @@ def measure_day_boundary(session: ImapSession, today: date) -> tuple[list[DayBou
     for name in CANDIDATE_ZONES:
         zone = _zone(name)
         if zone is None:
-            continue
+            continue  # no timezone database on this machine (Windows without tzdata): offsets only
         if all(b.excluded < datetime.combine(b.day, time.min, zone) <= b.included for b in boundaries):
             zones.append(name)
     return boundaries, zones
