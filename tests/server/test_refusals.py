@@ -17,6 +17,7 @@ from imapclient import IMAPClient
 from toolcalls import Call, error, ok
 
 from gmail_emulator import FaultRule, GmailEmulator, SmtpFault
+from mcp_multi_gmail.gmail.refusals import smtp_login_refused
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -207,3 +208,41 @@ async def test_every_recipient_refused_for_good(emulator: GmailEmulator, runtime
     assert (body["code"], body["retryable"]) == ("upstream_error", False)
     assert "petr@partner.example: 550 5.1.1 The email account that you tried to reach does not exist" in body["message"]
     assert emulator.outbox() == []
+
+
+# ------------------------------------------------------------------ Gmail's texts as reported
+
+
+@pytest.mark.parametrize(
+    ("code", "text", "expected"),
+    [
+        (
+            535,
+            "5.7.8 Username and Password not accepted. Learn more at https://support.google.com/mail/?p=BadCredentials",
+            "auth_failed",
+        ),
+        (
+            534,
+            "5.7.9 Application-specific password required. Learn more at https://support.google.com/mail/?p=InvalidSecondFactor",
+            "auth_failed",
+        ),
+        (
+            534,
+            "5.7.14 <https://accounts.google.com/signin/continue> Please log in via your web browser and then try",
+            "web",
+        ),
+        (
+            534,
+            "5.7.9 Please log in with your web browser and then try again. Learn more at https://support.google.com/mail/?p=WebLoginRequired",
+            "web",
+        ),
+        (454, "4.7.0 Too many login attempts, please try again later.", "retry"),
+        (421, "4.7.0 Temporary System Problem.  Try again later (10).", "retry"),
+    ],
+)
+def test_smtp_login_texts_from_public_reports(code: int, text: str, expected: str) -> None:
+    error = smtp_login_refused("o", code, text)
+    kind = "auth_failed" if error.code == "auth_failed" else "retry" if error.retryable else "web"
+    assert kind == expected
+    if expected == "web":
+        assert "web browser" in error.message and "does not help" in error.message

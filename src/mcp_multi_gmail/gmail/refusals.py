@@ -14,7 +14,9 @@ from ..errors import MailError
 # Gmail's answers to a wrong or revoked app password, and to the normal account password.
 _CREDENTIALS = ("[AUTHENTICATIONFAILED]", "INVALID CREDENTIALS", "APPLICATION-SPECIFIC PASSWORD REQUIRED")
 # Gmail wants the user to confirm the sign-in in a browser first (WEBALERT, SMTP 534 5.7.14).
-_WEB_LOGIN = ("[WEBALERT", "WEB LOGIN REQUIRED", "LOG IN VIA YOUR WEB BROWSER", "5.7.14")
+# SMTP says it as 534 5.7.14 "Please log in via your web browser" or 534 5.7.9 "Please log in with your
+# web browser" (…?p=WebLoginRequired).
+_WEB_LOGIN = ("[WEBALERT", "WEB LOGIN REQUIRED", "WEBLOGINREQUIRED", "YOUR WEB BROWSER", "5.7.14")
 _TOO_MANY = "TOO MANY SIMULTANEOUS CONNECTIONS"
 # Transient conditions that can follow any command, not only LOGIN.
 _TRANSIENT = ("[UNAVAILABLE]", "[THROTTLED]", "[INUSE]", "[LIMIT]", "TEMPORARY SYSTEM PROBLEM", "TRY AGAIN LATER")
