@@ -60,14 +60,14 @@ class Knobs:
     idle_notify_flags: bool = False
 
     def __post_init__(self) -> None:
-        search_zone(self.date_search_timezone)  # a misspelt zone fails here, not in the middle of a SEARCH
+        _check_zone(self.date_search_timezone)  # a misspelt zone fails here, not in the middle of a SEARCH
 
     def update(self, **changes: object) -> None:
         for name, value in changes.items():
             if not hasattr(self, name):
                 raise AttributeError(f"unknown knob {name!r}")
             if name == "date_search_timezone":
-                search_zone(str(value))
+                _check_zone(str(value))
             setattr(self, name, value)
 
     def search_zone(self) -> ZoneInfo:
@@ -80,4 +80,11 @@ def search_zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as error:
-        raise ValueError(f"date_search_timezone: unknown IANA timezone {name!r}") from error
+        raise ValueError(f"unknown IANA timezone {name!r}") from error
+
+
+def _check_zone(name: str) -> None:
+    try:
+        search_zone(name)
+    except ValueError as error:
+        raise ValueError(f"date_search_timezone: {error}") from None
