@@ -137,6 +137,24 @@ def test_fault_delay(imap_emu: ImapEmu) -> None:
     client.logout()
 
 
+def test_fault_hook_acts_before_the_nth_command_is_answered(imap_emu: ImapEmu) -> None:
+    imap_emu.deliver(imap_emu.make_mail("first"))
+    client = imap_emu.client()
+    client.select_folder("INBOX")
+    stored_when_hooked: list[int] = []
+
+    def deliver_second() -> None:  # runs off the loop, so it may drive the store like a test does
+        stored_when_hooked.append(len(imap_emu.alice.messages))
+        imap_emu.deliver(imap_emu.make_mail("second"))
+
+    imap_emu.observer.add_fault(FaultRule("hook", match="SEARCH", nth=2, hook=deliver_second))
+    assert client.search(["ALL"]) == [1]
+    assert client.search(["ALL"]) == [1, 2]  # the hook's message is in the answer to the 2nd search
+    assert client.search(["ALL"]) == [1, 2]
+    assert stored_when_hooked == [1]  # once, as times=1 says
+    client.logout()
+
+
 @pytest.mark.parametrize(
     ("kind", "text"),
     [
