@@ -19,6 +19,7 @@ from toolcalls import Call, error, ok
 from gmail_emulator import FaultRule, GmailEmulator, SmtpFault
 from mcp_multi_gmail.gmail.refusals import smtp_login_refused
 from mcp_multi_gmail.runtime import Runtime
+from tool_results import error_body
 
 pytestmark = pytest.mark.anyio
 
@@ -37,9 +38,7 @@ async def send(call: Call, runtime: Runtime, to: list[str] | None = None) -> dic
     result = await call(
         runtime, "mg_send_message", {"account": "o", "to": to or ["petr@partner.example"], "subject": "x", "body": "y"}
     )
-    assert result.is_error is True, result.content[0].text
-    body: dict[str, Any] = result.structured_content["error"]
-    return body
+    return error_body(result)
 
 
 # ------------------------------------------------------------------ IMAP LOGIN
