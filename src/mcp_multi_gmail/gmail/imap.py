@@ -338,6 +338,24 @@ class ImapSession:
             return False
         return True
 
+    def fetch_beginnings(self, uids: list[int], sections: dict[str, int]) -> dict[int, dict[str, bytes]]:
+        """The first bytes of body parts of many messages in one FETCH (BODY.PEEK[part]<0.n>).
+
+        Every message is asked for every section; a part a message lacks comes back NIL (absent)."""
+        if not uids or not sections:
+            return {}
+        items = [f"BODY.PEEK[{part}]<0.{size}>" for part, size in sorted(sections.items())]
+        answer = self.client.fetch(uids, items)
+        found: dict[int, dict[str, bytes]] = {}
+        for uid, data in answer.items():
+            got: dict[str, bytes] = {}
+            for part in sections:
+                value = data.get(f"BODY[{part}]<0>".encode(), data.get(f"BODY[{part}]".encode()))
+                if isinstance(value, bytes | bytearray):
+                    got[part] = bytes(value)
+            found[int(uid)] = got
+        return found
+
     def fetch_part(self, uid: int, part_id: str) -> bytes | None:
         """The raw bytes of one body part (BODY.PEEK: reading never sets \\Seen)."""
         answer = self.client.fetch([uid], [f"BODY.PEEK[{part_id}]"])

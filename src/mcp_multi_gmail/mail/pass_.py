@@ -16,13 +16,14 @@ from ..errors import MailError
 from ..gmail.imap import Fetched, ImapSession
 from ..runtime import Runtime
 from . import inputs
+from .preview import previews
 from .read import in_session
 from .results import PassMessage, PassResult, PassThread, PendingOutgoing, SearchFailure
 from .summary import iso
 from .window import ThreadWork, Window, scan_window
 
 _LATEST = datetime.max.replace(tzinfo=UTC)
-THREAD_FACT_ITEMS = ["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS"]
+THREAD_FACT_ITEMS = ["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "BODYSTRUCTURE"]
 
 
 def or_tree(thread_ids: list[int]) -> list[Any]:
@@ -76,10 +77,11 @@ def _assigned(account: Account, labels: set[str]) -> str | None:
     return "none"  # labels outside the list never make a thread someone else's
 
 
-def _pass_message(window: Window, item: Fetched) -> PassMessage:
+def _pass_message(window: Window, item: Fetched, shown: dict[int, str | None]) -> PassMessage:
     envelope = item.envelope
     state = window.states.get(item.uid, "received")
     return PassMessage(
+        preview=shown.get(item.uid),
         account=window.account.name,
         message_id=envelope.message_id if envelope else None,
         from_=envelope.from_ if envelope else None,
@@ -106,7 +108,9 @@ def _pending(window: Window, item: Fetched) -> PendingOutgoing:
     )
 
 
-def _describe(window: Window, thread: ThreadWork, members: list[Fetched] | None) -> PassThread:
+def _describe(
+    window: Window, thread: ThreadWork, members: list[Fetched] | None, shown: dict[int, str | None]
+) -> PassThread:
     account = window.account
     own = [*thread.work, *thread.outgoing]
     labels = {lb for m in members or () for lb in m.labels or ()}
@@ -127,7 +131,7 @@ def _describe(window: Window, thread: ThreadWork, members: list[Fetched] | None)
         classification=_classification(account, labels),
         user_labels=_user_labels(account, labels),
         assigned=_assigned(account, labels),
-        unprocessed=[_pass_message(window, m) for m in unprocessed],
+        unprocessed=[_pass_message(window, m, shown) for m in unprocessed],
         pending_outgoing=[_pending(window, m) for m in thread.outgoing],
     )
 
@@ -146,7 +150,10 @@ def pass_mailbox(
     busy = window.work_threads()
     page = busy[offset : offset + limit]
     members = _thread_members(session, page)
-    return MailboxPass(window, [_describe(window, t, members.get(t.thread_id)) for t in page], len(busy))
+    # Previews of the page's unprocessed messages: one FETCH, read from the members' structures.
+    wanted = {m.uid for t in page for m in [*t.work, *t.outside]}
+    shown = previews(session, [m for ms in members.values() for m in ms if m.uid in wanted])
+    return MailboxPass(window, [_describe(window, t, members.get(t.thread_id), shown) for t in page], len(busy))
 
 
 async def next_pass(

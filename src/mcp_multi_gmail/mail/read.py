@@ -22,6 +22,7 @@ from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
 from ..gmail.parse import attachment_parts, body_part, clean, decode_body, decode_bytes, safe_filename
 from ..runtime import Runtime
 from . import inputs
+from .preview import previews
 from .results import (
     AttachmentInfo,
     AttachmentResult,
@@ -31,6 +32,7 @@ from .results import (
     SearchFailure,
     SearchResult,
     ThreadHit,
+    ThreadMessage,
     ThreadResult,
 )
 from .summary import INBOX, carries, is_processed, iso, newest_match, summarize
@@ -216,8 +218,14 @@ def _read_thread(session: ImapSession, account: Account, thread: int) -> ThreadR
             f'No thread {thread} in mailbox "{account.name}". Thread ids come from mg_search_threads or '
             "mg_next_pass and belong to the mailbox they were found in."
         )
-    fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER])
-    messages = [summarize(item, account, now, with_auth=True) for item in fetched.values()]
+    fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER, "BODYSTRUCTURE"])
+    shown = previews(session, fetched.values())
+    messages = [
+        ThreadMessage(
+            **summarize(item, account, now, with_auth=True).model_dump(by_alias=False), preview=shown.get(item.uid)
+        )
+        for item in fetched.values()
+    ]
     messages.sort(key=lambda m: (m.received_at or "", m.uid))
     return ThreadResult(
         account=account.name,

@@ -135,6 +135,14 @@ class MessageSummary(BaseModel):
     model_config = {"populate_by_name": True}
 
 
+class ThreadMessage(MessageSummary):
+    preview: str | None = Field(
+        default=None,
+        description="Written by the sender: the first 300 characters of the text, quotes and signature left "
+        "out; null without a text part",
+    )
+
+
 class ThreadResult(BaseModel):
     account: str
     thread_id: str
@@ -143,7 +151,7 @@ class ThreadResult(BaseModel):
     message_count: int = Field(description="Number of messages returned: always the whole thread")
     unprocessed_messages: int
     last_received_at: str | None
-    messages: list[MessageSummary]
+    messages: list[ThreadMessage]
 
 
 class AttachmentInfo(BaseModel):
@@ -196,6 +204,10 @@ class PassMessage(BaseModel):
     received_at: str | None
     state: Literal["received", "sent"]
     in_inbox: bool
+    preview: str | None = Field(
+        description="Written by the sender: the first 300 characters of the text, quotes and signature left "
+        "out; null without a text part"
+    )
 
     model_config = {"populate_by_name": True}
 
