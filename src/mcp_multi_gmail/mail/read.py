@@ -22,6 +22,7 @@ from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
 from ..gmail.parse import attachment_parts, body_part, clean, decode_body, decode_bytes, safe_filename
 from ..runtime import Runtime
 from . import inputs
+from .cursor import Key, decode, encode, fingerprint, key_of
 from .preview import previews
 from .results import (
     AttachmentInfo,
@@ -61,8 +62,10 @@ async def in_session(
 @dataclass
 class _MailboxHits:
     threads: list[ThreadHit] = field(default_factory=list)
+    keys: list[Key] = field(default_factory=list)  # sort key of each listed thread
     total: int = 0
     unavailable: list[str] = field(default_factory=list)
+    more: bool = False  # threads after the page
 
 
 def _too_broad(account: Account, count: int) -> MailError:
@@ -74,7 +77,7 @@ def _too_broad(account: Account, count: int) -> MailError:
 
 
 def _search_mailbox(
-    session: ImapSession, account: Account, query: str, offset: int, limit: int
+    session: ImapSession, account: Account, query: str, after: Key | None, limit: int
 ) -> _MailboxHits:
     now = _now()
     session.open(ALL_MAIL)
@@ -102,14 +105,20 @@ def _search_mailbox(
     def newest(items: list[Fetched]) -> Fetched:
         return max(items, key=lambda m: (m.internaldate or datetime.min.replace(tzinfo=UTC), m.uid))
 
-    ordered = sorted(
-        threads.items(), key=lambda pair: (newest(pair[1]).internaldate, newest(pair[1]).uid), reverse=True
+    keyed = sorted(
+        (
+            (key_of(newest(items).internaldate, thread, account.name), thread, items)
+            for thread, items in threads.items()
+        ),
+        key=lambda entry: entry[0],
+        reverse=True,
     )
-    page = ordered[offset : offset + limit]
-    page_uids = [m.uid for _thread, items in page for m in items]
+    remaining = [entry for entry in keyed if after is None or entry[0] < after]
+    page = remaining[:limit]
+    page_uids = [m.uid for _key, _thread, items in page for m in items]
     details = meta if small else session.fetch(page_uids, HIT_ITEMS)
-    hits = _MailboxHits(total=len(ordered))
-    for thread, items in page:
+    hits = _MailboxHits(total=len(keyed), more=len(remaining) > limit)
+    for key, thread, items in page:
         top = details.get(newest(items).uid)
         if top is None:
             hits.unavailable.append(str(thread))
@@ -120,6 +129,7 @@ def _search_mailbox(
             for m in items
             if (got := details.get(m.uid)) is None or got.labels is None or not is_processed(got, account)
         )
+        hits.keys.append(key)
         hits.threads.append(
             ThreadHit(
                 account=account.name,
@@ -137,34 +147,19 @@ async def search_threads(
     runtime: Runtime, account_name: str, query: str, max_results: int, page_token: str | None
 ) -> SearchResult:
     query = inputs.search_query(query)
-    offset = inputs.page_offset(page_token)
+    stamp = fingerprint("mg_search_threads", account=account_name, query=query, max_results=max_results)
+    after = decode(page_token, stamp)
     accounts = runtime.accounts_for(account_name)
+
+    async def one(account: Account) -> _MailboxHits:
+        return await in_session(runtime, account, lambda s: _search_mailbox(s, account, query, after, max_results))
+
     if account_name != "all":
         [account] = accounts
-        hits = await in_session(
-            runtime, account, lambda s: _search_mailbox(s, account, query, offset, max_results)
-        )
-        return _page_result(
-            hits.threads,
-            hits.total,
-            hits.unavailable,
-            offset,
-            max_results,
-            [account.name],
-            [],
-            already_sliced=True,
-        )
-
-    # Every mailbox at once, each asked for the top offset+limit threads, then merged.
-    async def one(account: Account) -> _MailboxHits:
-        return await in_session(
-            runtime, account, lambda s: _search_mailbox(s, account, query, 0, offset + max_results)
-        )
+        return _page_result([await one(account)], max_results, stamp, [account.name], [])
 
     outcomes = await asyncio.gather(*(one(a) for a in accounts), return_exceptions=True)
-    merged: list[ThreadHit] = []
-    unavailable: list[str] = []
-    total = 0
+    done: list[_MailboxHits] = []
     searched: list[str] = []
     failures: list[SearchFailure] = []
     for account, outcome in zip(accounts, outcomes, strict=True):
@@ -174,33 +169,25 @@ async def search_threads(
             failures.append(SearchFailure(account=account.name, code="upstream_error", message=str(outcome)))
         else:
             searched.append(account.name)
-            merged.extend(outcome.threads)
-            unavailable.extend(outcome.unavailable)
-            total += outcome.total
-    merged.sort(key=lambda t: t.newest_match.received_at or "", reverse=True)
-    return _page_result(
-        merged, total, unavailable, offset, max_results, searched, failures, already_sliced=False
-    )
+            done.append(outcome)
+    return _page_result(done, max_results, stamp, searched, failures)
 
 
 def _page_result(
-    threads: list[ThreadHit],
-    total: int,
-    unavailable: list[str],
-    offset: int,
-    limit: int,
-    searched: list[str],
-    failures: list[SearchFailure],
-    *,
-    already_sliced: bool,
+    done: list[_MailboxHits], limit: int, stamp: str, searched: list[str], failures: list[SearchFailure]
 ) -> SearchResult:
-    page = threads if already_sliced else threads[offset : offset + limit]
-    end = offset + limit
+    merged = sorted(
+        ((k, t) for hits in done for k, t in zip(hits.keys, hits.threads, strict=True)),
+        key=lambda pair: pair[0],
+        reverse=True,
+    )
+    page = merged[:limit]
+    more = len(merged) > limit or any(hits.more for hits in done)
     return SearchResult(
-        threads=page,
-        total_threads=total,
-        next_page_token=str(end) if end < total else None,
-        unavailable_threads=unavailable,
+        threads=[t for _k, t in page],
+        total_threads=sum(hits.total for hits in done),
+        next_page_token=encode(stamp, page[-1][0]) if more and page else None,
+        unavailable_threads=[u for hits in done for u in hits.unavailable],
         searched=searched,
         failures=failures,
     )
