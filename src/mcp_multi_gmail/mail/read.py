@@ -19,7 +19,8 @@ from ..config import Account
 from ..errors import MailError, not_found
 from ..gmail import imap
 from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
-from ..gmail.parse import attachment_parts, body_part, clean, decode_body, decode_bytes, safe_filename
+from ..gmail.parse import Part, attachment_parts, body_part, clean, decode_body, decode_bytes, safe_filename
+from ..htmltext import html_to_text
 from ..runtime import Runtime
 from . import inputs
 from .cursor import Key, decode, encode, fingerprint, key_of
@@ -254,8 +255,13 @@ def _disappeared(bare: str, account: Account) -> MailError:
     return not_found(f'The message <{bare}> disappeared from mailbox "{account.name}" while being read.')
 
 
+def html_part(structure: list[Part]) -> Part | None:
+    """The first HTML body part (for `raw_html`), whether or not there is a plain one beside it."""
+    return next((p for p in structure if p.mime_type == "text/html" and p.disposition != "attachment"), None)
+
+
 def _read_message(
-    session: ImapSession, account: Account, bare: str, offset: int, limit: int
+    session: ImapSession, account: Account, bare: str, offset: int, limit: int, raw_html: bool
 ) -> MessageResult:
     now = _now()
     session.open(ALL_MAIL)
@@ -265,15 +271,22 @@ def _read_message(
         raise _disappeared(bare, account)
     summary = summarize(item, account, now, with_auth=True)
     structure = item.parts or []
-    chosen = body_part(structure)
+    chosen = html_part(structure) if raw_html else None
+    chosen = chosen or body_part(structure)
     body_format: str | None = None
     text: str | None = None
+    hidden = 0
     if chosen is not None:
         # Only the chosen text part travels, never the whole message with its attachments.
         raw = session.fetch_part(uid, chosen.part_id)
         if raw is not None:
             text = decode_body(raw, chosen.encoding, chosen.charset)
-            body_format = "html" if chosen.mime_type == "text/html" else "text"
+            body_format = "text"
+            if chosen.mime_type == "text/html" and raw_html:
+                body_format = "html"
+            elif chosen.mime_type == "text/html":
+                converted = html_to_text(text)
+                text, hidden, body_format = converted.text, converted.hidden_chars, "html_as_text"
     total = len(text) if text is not None else 0
     start = min(offset, total)
     window = text[start : start + limit] if text is not None else None
@@ -284,6 +297,7 @@ def _read_message(
         body_offset=start,
         body_total_length=total,
         body_truncated=window is not None and start + len(window) < total,
+        hidden_text_chars=hidden,
         attachments=[
             AttachmentInfo(
                 attachment_id=part.part_id,
@@ -299,12 +313,17 @@ def _read_message(
 
 
 async def get_message(
-    runtime: Runtime, account_name: str, message_id: str, body_offset: int, max_body_length: int
+    runtime: Runtime,
+    account_name: str,
+    message_id: str,
+    body_offset: int,
+    max_body_length: int,
+    raw_html: bool = False,
 ) -> MessageResult:
     bare = inputs.message_id(message_id)
     account = runtime.account(account_name)
     return await in_session(
-        runtime, account, lambda s: _read_message(s, account, bare, body_offset, max_body_length)
+        runtime, account, lambda s: _read_message(s, account, bare, body_offset, max_body_length, raw_html)
     )
 
 

@@ -25,7 +25,13 @@ MessageIds = Annotated[
     Field(description="Message-IDs (with or without angle brackets), all messages looked at in one call"),
 ]
 Label = Annotated[str, Field(description="Label name exactly as configured")]
-ThreadId = Annotated[str, Field(description="Gmail thread id from mg_next_pass or mg_search_threads")]
+OneThread = Annotated[
+    str | None, Field(description="Gmail thread id from mg_next_pass or mg_search_threads (or give thread_ids)")
+]
+ThreadIds = Annotated[
+    list[str] | None,
+    Field(description="Several thread ids, at most 100, all given the same label in one call (or give thread_id)"),
+]
 
 
 def register(server: MCPServer, runtime: Runtime) -> None:
@@ -73,19 +79,26 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         """Take the processed label off messages, so the next pass shows them again."""
         return await labels.label_messages(runtime, account, message_ids, label, add=False)
 
-    @server.tool(name="mg_label_thread", title="Classify a thread", annotations=WRITE)
+    @server.tool(name="mg_label_thread", title="Classify threads", annotations=WRITE)
     @structured_errors
-    async def mg_label_thread(account: AccountName, thread_id: ThreadId, label: Label) -> ThreadLabelChange:
-        """Set the thread's classification: the label goes on every message of the thread, then every
-        other configured classification comes off, in this one call. Only configured classification
-        labels; never the processed label (Gmail puts a thread label on later replies too)."""
-        return await labels.label_thread(runtime, account, thread_id, label, add=True)
+    async def mg_label_thread(
+        account: AccountName, label: Label, thread_id: OneThread = None, thread_ids: ThreadIds = None
+    ) -> ThreadLabelChange:
+        """Set the classification of one thread (thread_id) or of many (thread_ids, at most 100) in one
+        call: the label goes on every message of each thread, then every other configured
+        classification comes off. Only configured classification labels; never the processed label
+        (Gmail puts a thread label on later replies too). `threads` gives one outcome per thread
+        (changed/already/not_found/failed); a call with thread_ids changes the threads it found."""
+        return await labels.label_thread(runtime, account, thread_id, label, add=True, thread_ids=thread_ids)
 
-    @server.tool(name="mg_unlabel_thread", title="Unclassify a thread", annotations=WRITE)
+    @server.tool(name="mg_unlabel_thread", title="Unclassify threads", annotations=WRITE)
     @structured_errors
-    async def mg_unlabel_thread(account: AccountName, thread_id: ThreadId, label: Label) -> ThreadLabelChange:
-        """Leave a thread unclassified. To change a classification call mg_label_thread with the new one."""
-        return await labels.label_thread(runtime, account, thread_id, label, add=False)
+    async def mg_unlabel_thread(
+        account: AccountName, label: Label, thread_id: OneThread = None, thread_ids: ThreadIds = None
+    ) -> ThreadLabelChange:
+        """Leave one thread (thread_id) or many (thread_ids, at most 100) unclassified. To change a
+        classification call mg_label_thread with the new one."""
+        return await labels.label_thread(runtime, account, thread_id, label, add=False, thread_ids=thread_ids)
 
     @server.tool(name="mg_set_flags", title="Set read / star / answered", annotations=WRITE)
     @structured_errors
