@@ -79,8 +79,10 @@ def network_error(account: str, error: BaseException, *, changed: bool = False) 
 
 
 _APPENDUID = re.compile(r"APPENDUID (\d+) (\d+)", re.IGNORECASE)
-AUTH_HEADER = "BODY.PEEK[HEADER.FIELDS (AUTHENTICATION-RESULTS)]"
-_AUTH_KEY = b"BODY[HEADER.FIELDS (AUTHENTICATION-RESULTS)]"
+# Gmail's verdict and the delivery trace that shows Gmail wrote it (see parse.authentication).
+AUTH_FIELDS = "AUTHENTICATION-RESULTS ARC-AUTHENTICATION-RESULTS RECEIVED RECEIVED-SPF"
+AUTH_HEADER = f"BODY.PEEK[HEADER.FIELDS ({AUTH_FIELDS})]"
+_AUTH_KEY = f"BODY[HEADER.FIELDS ({AUTH_FIELDS})]".encode()
 
 
 @dataclass
@@ -129,8 +131,11 @@ def _fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
         item.envelope = envelope_info(data[b"ENVELOPE"])
     if b"BODYSTRUCTURE" in data:
         item.parts = parts(data[b"BODYSTRUCTURE"])
-    if _AUTH_KEY in data:
-        item.auth_header = bytes(data[_AUTH_KEY] or b"")
+    auth = data.get(_AUTH_KEY)
+    if auth is None:  # a server may echo the field list in its own spelling
+        auth = next((v for k, v in data.items() if bytes(k).upper().startswith(b"BODY[HEADER.FIELDS")), None)
+    if auth is not None or _AUTH_KEY in data:
+        item.auth_header = bytes(auth or b"")
     return item
 
 
