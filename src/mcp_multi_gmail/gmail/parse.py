@@ -731,6 +731,8 @@ _WINDOWS_DEVICES = frozenset(
     | {f"{prefix}{n}" for prefix in ("COM", "LPT") for n in [*"123456789", "¹", "²", "³"]}
 )
 _MAX_EXTENSION = 16
+MAX_NAME_SHOWN = 100  # longer attachment names are saved under a neutral one
+_PLAIN_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,10}$")
 
 
 def _strip_end(name: str) -> str:
@@ -772,4 +774,9 @@ def safe_filename(name: str | None, attachment_id: str) -> str:
         return fallback
     if text.split(".", 1)[0].rstrip(" ").upper() in _WINDOWS_DEVICES:  # CON, con.txt, LPT1.tar.gz
         text = "_" + text
+    if len(text) > MAX_NAME_SHOWN:
+        # A name this long is a sentence, and a sentence in a file name can be written to steer
+        # whoever reads it: keep only a plain extension.
+        extension = _PLAIN_EXTENSION.search(text)
+        return f"attachment-{digits or '0'}{extension.group(0).lower() if extension else ''}"
     return _cap(text) or fallback
