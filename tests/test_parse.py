@@ -641,7 +641,8 @@ def test_garbage_tokens_become_none() -> None:
 
 def test_tokens_are_case_insensitive_and_validated() -> None:
     header = b"authentication-results: MX.Google.COM 1; SPF=PermError; DKIM=TempError; DMARC=BestGuessPass\r\n"
-    assert authentication(TRACE + header, None) == Authentication(spf="permerror", dkim="temperror", dmarc="bestguesspass")
+    expected = Authentication(spf="permerror", dkim="temperror", dmarc="bestguesspass")
+    assert authentication(TRACE + header, None) == expected
 
 
 def test_several_dkim_results_prefer_an_aligned_pass() -> None:

@@ -39,8 +39,9 @@ def _from_address(raw: bytes) -> str:
     return text.strip()
 
 
-def gmail_trace(raw: bytes, *, recipient: str, when: datetime, mail_from: str | None = None,
-                verdict: Verdict | None = None) -> bytes:
+def gmail_trace(
+    raw: bytes, *, recipient: str, when: datetime, mail_from: str | None = None, verdict: Verdict | None = None
+) -> bytes:
     """The trace headers (CRLF lines) Gmail writes above `raw` when it accepts it for `recipient`."""
     verdict = verdict or Verdict()
     sender = _from_address(raw)

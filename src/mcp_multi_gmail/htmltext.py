@@ -27,8 +27,29 @@ _VOID = frozenset(
 # Block elements end a line; these also leave a blank line around them.
 _PARAGRAPHS = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "table", "ul", "ol", "pre", "dl"})
 _BLOCKS = _PARAGRAPHS | frozenset(
-    {"div", "li", "tr", "section", "article", "header", "footer", "main", "nav", "aside", "address",
-     "figure", "figcaption", "center", "dt", "dd", "form", "fieldset", "details", "summary", "caption"}
+    {
+        "div",
+        "li",
+        "tr",
+        "section",
+        "article",
+        "header",
+        "footer",
+        "main",
+        "nav",
+        "aside",
+        "address",
+        "figure",
+        "figcaption",
+        "center",
+        "dt",
+        "dd",
+        "form",
+        "fieldset",
+        "details",
+        "summary",
+        "caption",
+    }
 )
 # A new block closes an open <p>, as a browser does; a new <li> closes the previous item.
 _CLOSES_P = _BLOCKS | frozenset({"hr"})

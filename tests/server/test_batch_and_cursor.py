@@ -66,9 +66,7 @@ def _thread_ids(emulator: GmailEmulator) -> list[str]:
 # ------------------------------------------------------------------ batch labelling
 
 
-async def test_batch_classification_reports_each_thread(
-    emulator: GmailEmulator, runtime: Runtime, call: Call
-) -> None:
+async def test_batch_classification_reports_each_thread(emulator: GmailEmulator, runtime: Runtime, call: Call) -> None:
     _threads(emulator, 3)
     first, second, third = _thread_ids(emulator)
     await ok(call, runtime, "mg_label_thread", account="o", thread_id=first, label="Asistent/info")
@@ -88,13 +86,9 @@ async def test_batch_classification_reports_each_thread(
     for info in emulator.messages(OSOBNI):
         assert "Asistent/akce" in info.labels and "Asistent/info" not in info.labels
 
-    again = await ok(
-        call, runtime, "mg_label_thread", account="o", thread_ids=[first, second], label="Asistent/akce"
-    )
+    again = await ok(call, runtime, "mg_label_thread", account="o", thread_ids=[first, second], label="Asistent/akce")
     assert [t["outcome"] for t in again["threads"]] == ["already", "already"]
-    off = await ok(
-        call, runtime, "mg_unlabel_thread", account="o", thread_ids=[first, third], label="Asistent/akce"
-    )
+    off = await ok(call, runtime, "mg_unlabel_thread", account="o", thread_ids=[first, third], label="Asistent/akce")
     assert [t["classification_after"] for t in off["threads"]] == [[], []]
     kept = [i for i in emulator.messages(OSOBNI) if str(i.thrid) == second]
     assert all("Asistent/akce" in i.labels for i in kept)
@@ -121,9 +115,7 @@ async def test_batch_refusals_change_nothing(emulator: GmailEmulator, runtime: R
 
 
 @pytest.mark.parametrize("threads", [2, 20])
-async def test_batch_command_count_is_flat(
-    emulator: GmailEmulator, runtime: Runtime, call: Call, threads: int
-) -> None:
+async def test_batch_command_count_is_flat(emulator: GmailEmulator, runtime: Runtime, call: Call, threads: int) -> None:
     _threads(emulator, threads)
     ids = _thread_ids(emulator)
     await ok(call, runtime, "mg_label_thread", account="o", thread_ids=ids[:1], label="Asistent/info")
@@ -146,9 +138,7 @@ async def _page(call: Call, runtime: Runtime, token: str | None) -> dict[str, An
     return await ok(call, runtime, "mg_next_pass", max_threads=2, **args)
 
 
-async def test_pass_pages_survive_labelling_between_them(
-    emulator: GmailEmulator, runtime: Runtime, call: Call
-) -> None:
+async def test_pass_pages_survive_labelling_between_them(emulator: GmailEmulator, runtime: Runtime, call: Call) -> None:
     _threads(emulator, 7)
     seen: list[str] = []
     token: str | None = None

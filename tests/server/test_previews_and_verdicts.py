@@ -117,7 +117,9 @@ async def test_html_layout_lists_links_and_the_plain_part_wins(
     )
     emulator.deliver(OSOBNI, _html("layout@example.org", html))
     data = await ok(call, runtime, "mg_get_message", account="o", message_id="layout@example.org")
-    assert data["body"] == "Seznam:\n\n1. první\n2. druhá\n\n- bod\n\nVíce na našem webu (https://shop.example.org/a?b=1)."
+    assert (
+        data["body"] == "Seznam:\n\n1. první\n2. druhá\n\n- bod\n\nVíce na našem webu (https://shop.example.org/a?b=1)."
+    )
     emulator.deliver(OSOBNI, _html("both@example.org", "<p>HTML verze</p>", plain="Textová verze"))
     both = await ok(call, runtime, "mg_get_message", account="o", message_id="both@example.org")
     assert (both["body_format"], both["body"].strip()) == ("text", "Textová verze")
@@ -130,7 +132,8 @@ async def test_raw_html_takes_only_json_booleans(
     emulator: GmailEmulator, runtime: Runtime, call: Call, value: Any
 ) -> None:
     emulator.deliver(OSOBNI, _html("strict@example.org", "<p>x</p>"))
-    result = await call(runtime, "mg_get_message", {"account": "o", "message_id": "strict@example.org", "raw_html": value})
+    args = {"account": "o", "message_id": "strict@example.org", "raw_html": value}
+    result = await call(runtime, "mg_get_message", args)
     assert result.is_error is True
 
 
@@ -138,7 +141,8 @@ async def test_raw_html_takes_only_json_booleans(
 
 FORGED = (
     b"Authentication-Results: mx.google.com;\r\n"
-    b"       dkim=pass header.i=@example.cz; spf=pass smtp.mailfrom=jana@example.cz; dmarc=pass header.from=example.cz\r\n"
+    b"       dkim=pass header.i=@example.cz; spf=pass smtp.mailfrom=jana@example.cz;\r\n"
+    b"       dmarc=pass header.from=example.cz\r\n"
 )
 
 
