@@ -9,8 +9,10 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from ..mail import labels, pass_
+from ..mail.labels import MAX_THREADS
 from ..mail.results import FlagsResult, LabelChange, PassResult, ThreadLabelChange
 from ..runtime import Runtime
+from .arguments import MAX_LABEL, MAX_TOKEN, Count, Identifier, Identifiers, OptionalFlag
 from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors
 
 WRITE = ToolAnnotations(
@@ -19,21 +21,26 @@ WRITE = ToolAnnotations(
 Since = Annotated[
     str,
     Field(
+        max_length=MAX_TOKEN,
         description="The boundary: YYYY-MM-DD (that calendar day, UTC), an ISO 8601 time (no offset = UTC) or "
-        'an RFC 2822 date; e.g. "2026-09-30"'
+        'an RFC 2822 date; e.g. "2026-09-30"',
     ),
 ]
 MessageIds = Annotated[
-    list[str],
+    Identifiers,
     Field(description="Message-IDs (with or without angle brackets), all messages looked at in one call"),
 ]
-Label = Annotated[str, Field(description="Label name exactly as configured")]
+Label = Annotated[str, Field(max_length=MAX_LABEL, description="Label name exactly as configured")]
 OneThread = Annotated[
-    str | None, Field(description="Gmail thread id from mg_next_pass or mg_search_threads (or give thread_ids)")
+    Identifier | None,
+    Field(description="Gmail thread id from mg_next_pass or mg_search_threads (or give thread_ids)"),
 ]
 ThreadIds = Annotated[
-    list[str] | None,
-    Field(description="Several thread ids, at most 100, all given the same label in one call (or give thread_id)"),
+    list[Identifier] | None,
+    Field(
+        max_length=MAX_THREADS,
+        description="Several thread ids, at most 100, all given the same label in one call (or give thread_id)",
+    ),
 ]
 
 
@@ -43,10 +50,13 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     async def mg_next_pass(
         account: AccountOrAll,
         since: Since,
-        max_threads: Annotated[int, Field(ge=1, le=100, description="Threads per page (1-100)")] = 25,
+        max_threads: Annotated[Count, Field(ge=1, le=100, description="Threads per page (1-100)")] = 25,
         page_token: Annotated[
             str | None,
-            Field(description="next_page_token of the previous page, same arguments; still valid after labelling"),
+            Field(
+                max_length=MAX_TOKEN,
+                description="next_page_token of the previous page, same arguments; still valid after labelling",
+            ),
         ] = None,
     ) -> PassResult:
         """Threads with unprocessed work delivered since the boundary: everything in All Mail without
@@ -69,7 +79,8 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         since: Annotated[
             str | None,
             Field(
-                description="Optional pass boundary: the result then includes the window as a new pass sees it"
+                max_length=MAX_TOKEN,
+                description="Optional pass boundary: the result then includes the window as a new pass sees it",
             ),
         ] = None,
     ) -> LabelChange:
@@ -110,10 +121,10 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     @structured_errors
     async def mg_set_flags(
         account: AccountName,
-        message_id: Annotated[str, Field(description="Message-ID, with or without angle brackets")],
-        seen: Annotated[bool | None, Field(description="Read (true) or unread (false)")] = None,
-        flagged: Annotated[bool | None, Field(description="Starred (true) or not (false)")] = None,
-        answered: Annotated[bool | None, Field(description="Answered flag")] = None,
+        message_id: Annotated[Identifier, Field(description="Message-ID, with or without angle brackets")],
+        seen: Annotated[OptionalFlag, Field(description="Read (true) or unread (false)")] = None,
+        flagged: Annotated[OptionalFlag, Field(description="Starred (true) or not (false)")] = None,
+        answered: Annotated[OptionalFlag, Field(description="Answered flag")] = None,
     ) -> FlagsResult:
         """Set \\Seen, \\Flagged (the star) or \\Answered on one message, read back. Nothing else: no
         deleting, no draft flag. Give at least one."""
