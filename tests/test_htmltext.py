@@ -37,6 +37,7 @@ def test_head_script_style_and_comments_are_not_text_nor_hidden_text() -> None:
         '<div style="font-size:0">',
         '<div style="font-size: 0px;">',
         '<div style="line-height:1;font-size:0pt">',
+        '<div style="opacity: 0">',
     ],
 )
 def test_hidden_elements_are_counted_not_shown(opening: str) -> None:
@@ -46,7 +47,7 @@ def test_hidden_elements_are_counted_not_shown(opening: str) -> None:
 
 
 def test_font_sizes_that_are_not_zero_stay_visible() -> None:
-    for style in ("font-size:0.8em", "font-size:10px", "font-size:09px"):
+    for style in ("font-size:0.8em", "font-size:10px", "font-size:09px", "opacity:0.5"):
         assert html_to_text(f'<span style="{style}">malé</span>').text == "malé"
 
 

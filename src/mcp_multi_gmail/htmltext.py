@@ -1,9 +1,9 @@
 """HTML mail as readable text, with the standard library's html.parser.
 
 What a reader of the mail would not see stays out: script, style, head, and every element hidden
-by `display:none`, `visibility:hidden`, the `hidden` attribute or a zero font size. Hidden text is
-where a sender puts words meant only for a machine reading the mail, so the amount dropped is
-counted and reported instead of being passed on. Paragraphs become blank lines, list items
+by `display:none`, `visibility:hidden`, the `hidden` attribute, a zero font size or a zero
+opacity. Hidden text is where a sender puts words meant only for a machine reading the mail, so
+the amount dropped is counted and reported instead of being passed on. Paragraphs become blank lines, list items
 "- " lines, links "text (url)".
 
 A bottom module: it imports only `text`.
@@ -57,7 +57,8 @@ _CELLS = frozenset({"td", "th"})
 
 _HIDING_STYLE = re.compile(
     r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)"
-    r"|font-size\s*:\s*0*\.?0+(?:px|pt|em|rem|%|vw|vh)?\s*(?:!important\s*)?(?:;|$)|mso-hide\s*:\s*all)",
+    r"|font-size\s*:\s*0*\.?0+(?:px|pt|em|rem|%|vw|vh)?\s*(?:!important\s*)?(?:;|$)"
+    r"|opacity\s*:\s*0*\.?0+\s*(?:!important\s*)?(?:;|$)|mso-hide\s*:\s*all)",
     re.IGNORECASE,
 )
 _SPACES = re.compile(r"[ \t\r\n\f\v\u00a0]+")
