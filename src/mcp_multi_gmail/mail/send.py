@@ -22,7 +22,16 @@ from ..gmail import imap, smtp
 from ..gmail.compose import Composed, compose, content_message_id
 from ..gmail.imap import SENT, ImapSession
 from ..runtime import Runtime
-from .outgoing import Original, Prepared, Request, draft_of, no_quote_warning, prepare, read_original
+from .outgoing import (
+    Original,
+    Prepared,
+    Request,
+    draft_of,
+    no_quote_warning,
+    prepare,
+    read_original,
+    subject_of,
+)
 from .read import in_session
 from .results import SendResult, SentCopy
 
@@ -45,7 +54,7 @@ def _message_id(account: Account, prepared: Prepared, repeat: bool) -> str:
         to=request.to,
         cc=request.cc,
         bcc=request.bcc,
-        subject=request.subject,
+        subject=request.subject or "",  # a derived "Re:" subject follows from in_reply_to, also hashed
         body=request.body,
         html_body=request.html_body,
         attachments=[(name, data) for name, data, _mime in prepared.files],
@@ -102,8 +111,9 @@ def _before_sending(
                 "it delivered a second time, call again with repeat: true.",
             )
     original = Original(None, None)
-    if prepared.in_reply_to and prepared.request.quote_original:
-        original = read_original(session, account, prepared.in_reply_to, with_quote=True)
+    request = prepared.request
+    if prepared.in_reply_to and (request.quote_original or request.subject is None):
+        original = read_original(session, account, prepared.in_reply_to, with_quote=request.quote_original)
     return _Before(original)
 
 
@@ -161,7 +171,7 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
     before = await in_session(runtime, account, lambda s: _before_sending(s, account, prepared, message_id, repeat))
     quote_wanted = request.quote_original and prepared.in_reply_to is not None
     composed = compose(
-        draft_of(prepared, before.original.quote if quote_wanted else None),
+        draft_of(prepared, before.original.quote if quote_wanted else None, subject_of(prepared, before.original)),
         message_id=message_id,
         date=datetime.now(UTC),
         quote_locale=runtime.config.quote_locale,

@@ -16,7 +16,14 @@ from .common import READ_ONLY, AccountName, structured_errors
 
 Addresses = Annotated[list[str], Field(description="E-mail addresses, one per item (plain addresses, no names)")]
 OptionalAddresses = Annotated[list[str], Field(description="E-mail addresses, one per item")]
-Subject = Annotated[str, Field(description="Subject line (one line)")]
+Subject = Annotated[
+    str | None,
+    Field(
+        description='Subject line (one line). May be left out only when replying (in_reply_to): it is then "Re: " '
+        "and the answered message's subject, which keeps the reply in its thread (Gmail threads a reply only "
+        "when the subjects match)"
+    ),
+]
 Body = Annotated[
     str,
     Field(
@@ -53,7 +60,7 @@ def _request(
     to: list[str],
     cc: list[str],
     bcc: list[str],
-    subject: str,
+    subject: str | None,
     body: str,
     html_body: str | None,
     in_reply_to: str | None,
@@ -91,8 +98,8 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     async def mg_save_draft(
         account: AccountName,
         to: Addresses,
-        subject: Subject,
         body: Body,
+        subject: Subject = None,
         cc: OptionalAddresses = [],  # noqa: B006 - pydantic copies defaults
         bcc: OptionalAddresses = [],  # noqa: B006
         html_body: HtmlBody = None,
@@ -143,8 +150,8 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     async def mg_send_message(
         account: AccountName,
         to: Addresses,
-        subject: Subject,
         body: Body,
+        subject: Subject = None,
         cc: OptionalAddresses = [],  # noqa: B006
         bcc: OptionalAddresses = [],  # noqa: B006
         html_body: HtmlBody = None,
