@@ -167,7 +167,8 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ] = False,
     ) -> SendResult:
         """Send an e-mail through Gmail, only when the user asked for it and only from a mailbox allowed to
-        send, to allowed recipients. Gmail files it in Sent itself; the result says where the copy is.
+        send, to allowed recipients. Gmail files it in Sent itself, which can take seconds: the server waits up
+        to about 15 s for that copy before storing one itself, and `sent_copy` says which happened.
         A result with a warning still means the message went out: never send it again. The same message
         sent twice on one day is refused as duplicate_send unless repeat is true.
         Forwarding: reply into the thread (in_reply_to = the original) with the new recipient; the quote
