@@ -14,7 +14,9 @@ from ..mail.results import DraftResult, DraftsResult, SendResult, TrashResult
 from ..runtime import Runtime
 from .common import READ_ONLY, AccountName, structured_errors
 
-Addresses = Annotated[list[str], Field(description="E-mail addresses, one per item (plain addresses, no names)")]
+Addresses = Annotated[
+    list[str], Field(description="E-mail addresses, one per item (plain addresses, no names); at least one")
+]
 OptionalAddresses = Annotated[list[str], Field(description="E-mail addresses, one per item")]
 Subject = Annotated[
     str | None,

@@ -18,7 +18,10 @@ WRITE = ToolAnnotations(
 )
 Since = Annotated[
     str,
-    Field(description='The boundary: YYYY-MM-DD (that calendar day, UTC) or a timestamp; e.g. "2026-09-30"'),
+    Field(
+        description="The boundary: YYYY-MM-DD (that calendar day, UTC), an ISO 8601 time (no offset = UTC) or "
+        'an RFC 2822 date; e.g. "2026-09-30"'
+    ),
 ]
 MessageIds = Annotated[
     list[str],
