@@ -117,6 +117,10 @@ class Message:
                 break
         return seen
 
+    def settle(self) -> None:
+        """Index the current state at once: a seeded message stands for mail that has been there a while."""
+        self.history = [(float("-inf"), self.state())]
+
     def record(self, now: float, lag: float) -> None:
         # Without lag a state is indexed at once; stamping it "always" means a lag switched on
         # later delays only the changes made after that, not mail that was already there.

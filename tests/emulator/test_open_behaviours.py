@@ -1,10 +1,13 @@
-"""Knobs for behaviours Gmail does not document: the command-line limit and X-GM-RAW inside Trash."""
+"""Knobs for behaviours Gmail does not document: the command-line limit, X-GM-RAW inside Trash,
+and the search-index lag (which seeded, "old" mail does not have)."""
 
 from __future__ import annotations
 
 import pytest
+from imapclient import IMAPClient
 from imapclient.exceptions import IMAPClientError
 
+from gmail_emulator import GmailEmulator
 from gmail_emulator.knobs import Knobs
 
 LIMITED = Knobs(raw_search_lag_s=0.0, max_line_length=200)
@@ -61,3 +64,23 @@ def test_raw_search_inside_trash_follows_the_knob(imap_emu, found: bool) -> None
     # Naming Trash always works, and so do the keys that do not use the index.
     assert client.gmail_search('in:trash rfc822msgid:"gone@x"')
     assert client.search(["HEADER", "Message-ID", "<gone@x>"])
+
+
+def test_seeded_mail_is_indexed_at_once_and_new_mail_only_after_the_lag(emulator_session: GmailEmulator) -> None:
+    address, password = "seed@example.cz", "seedseedseedseed"
+    raw = "From: a@example.org\nSubject: Stará\nMessage-ID: <stara@example.org>\n\nText.\n"
+    emulator_session.reset(
+        {
+            "knobs": {"raw_search_lag_s": 30.0},
+            "accounts": [{"address": address, "password": password, "messages": [{"raw": raw}]}],
+        }
+    )
+    emulator_session.deliver(address, raw.replace("stara@", "nova@").encode())
+    with IMAPClient(
+        "127.0.0.1", port=emulator_session.imap_port, ssl_context=emulator_session.client_ssl_context()
+    ) as client:
+        client.login(address, password)
+        client.select_folder("[Gmail]/All Mail", readonly=True)
+        assert len(client.gmail_search("rfc822msgid:stara@example.org")) == 1
+        assert client.gmail_search("rfc822msgid:nova@example.org") == []
+        assert len(client.search(["HEADER", "Message-ID", "<nova@example.org>"])) == 1
