@@ -19,7 +19,7 @@ from email.utils import format_datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from .knobs import Knobs
+from .knobs import Knobs, search_zone
 from .mime import ParsedMessage
 from .store import SYSTEM_LABELS, Location, Store
 
@@ -162,6 +162,12 @@ def validate_knobs(raw: object, where: str = "knobs") -> tuple[dict[str, object]
         if not _check_type(value, hint):
             problems.append(f"{where}.{name}: {value!r} does not fit {_hint_text(hint)}")
             continue
+        if name == "date_search_timezone":
+            try:
+                search_zone(str(value))
+            except ValueError as error:
+                problems.append(f"{where}.{name}: {error}")
+                continue
         if typing.get_origin(hint) is set:
             value = set(cast("list[object]", value))
         elif typing.get_origin(hint) is dict:

@@ -26,6 +26,7 @@ from imapclient.imapclient import SocketTimeout
 from ..errors import MailError
 from .endpoint import Endpoint
 from .parse import EnvelopeInfo, Part, envelope_info, parts
+from .refusals import command_refused, login_refused
 
 T = TypeVar("T")
 
@@ -263,6 +264,18 @@ class ImapSession:
             self._selected = (path, writable)
         return path
 
+    def examine(self, path: str) -> int:
+        """EXAMINE any folder by its path (a label's own view); how many messages it shows."""
+        answer = self.client.select_folder(path, readonly=True)
+        self._exists = int(answer.get(b"EXISTS", 0) or 0)
+        self._selected = (path, False)
+        return self._exists
+
+    @property
+    def exists(self) -> int:
+        """Messages in the open folder, from its SELECT/EXAMINE answer."""
+        return self._exists
+
     # ------------------------------------------------------------------ reading
 
     def search_raw(self, query: str) -> list[int]:
@@ -458,7 +471,7 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
             # network, not a refused password, and must stay retryable.
             if isinstance(error.__context__, IMAPClientAbortError | OSError):
                 raise network_error(account, error.__context__) from None
-            raise MailError("auth_failed", f'Mailbox "{account}": {_gmail_reason(error)}') from None
+            raise login_refused(account, _gmail_reason(error), web_alert=_web_alert(client)) from None
         # Cache the capabilities Gmail sent with the login answer now: EXAMINE flushes imaplib's
         # untagged responses, and a later check would cost an extra CAPABILITY round trip.
         client.capabilities()
@@ -471,11 +484,18 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
     except (TimeoutError, OSError, ssl.SSLError) as error:
         raise network_error(account, error, changed=session is not None and session.changes_sent) from None
     except IMAPClientError as error:
-        raise MailError(
-            "upstream_error", f'Mailbox "{account}": Gmail answered: {_gmail_reason(error)}'
-        ) from None
+        raise command_refused(account, _gmail_reason(error)) from None
     finally:
         _close(client)
+
+
+def _web_alert(client: IMAPClient) -> bool:
+    """Whether Gmail sent `* NO [WEBALERT <url>] Web login required.` before refusing the login
+    (imaplib files the response code under its own name)."""
+    untagged = getattr(getattr(client, "_imap", None), "untagged_responses", None) or {}
+    if "WEBALERT" in untagged:
+        return True
+    return any("WEBALERT" in _text(line).upper() for line in untagged.get("NO", []))
 
 
 def _close(client: IMAPClient) -> None:
