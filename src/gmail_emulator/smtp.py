@@ -34,6 +34,7 @@ from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session, TL
 from .mime import ParsedMessage
 from .observe import REDACTED, Observer, redact_smtp_line
 from .store import FLAG_SEEN, INBOX, SENT, Message, Store
+from .trace import gmail_trace
 
 __all__ = ["OutboxEntry", "SmtpFault", "SmtpFront"]
 
@@ -469,7 +470,9 @@ class SmtpFront:
                 return
             job.own_copy = account.add_message(job.raw, labels=[INBOX])
             return
-        account.add_message(job.raw, labels=[INBOX])
+        # Gmail accepting mail for another mailbox writes its trace and verdict on top.
+        trace = gmail_trace(job.raw, recipient=account.address, when=self.store.now(), mail_from=job.account)
+        account.add_message(trace + job.raw, labels=[INBOX])
 
 
 # --------------------------------------------------------------------------- the protocol
