@@ -429,6 +429,10 @@ class GmailEmulator:
     def outbox(self) -> list[OutboxEntry]:
         return self._front.outbox()
 
+    def smtp_pending(self) -> int:
+        """How many Sent filings and local deliveries are still waiting for their delay."""
+        return self._on_loop(self._front.pending)
+
     # ----------------------------------------------------------------- knobs, latency, faults
 
     @property
@@ -481,10 +485,6 @@ class GmailEmulator:
     def smtp_open_sessions(self) -> int:
         """SMTP connections the server has not yet seen end (a test waits for 0 after a client vanished)."""
         return self._on_loop(self._front.open_sessions)
-
-    def smtp_pending(self) -> int:
-        """Sent filings and deliveries scheduled but not yet done (0: nothing more will arrive)."""
-        return self._on_loop(self._front.pending)
 
     def wire_log(self) -> list[WireEntry]:
         return self.observer.wire_log()

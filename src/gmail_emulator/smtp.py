@@ -339,9 +339,6 @@ class SmtpFront:
     def open_sessions(self) -> int:
         return len(self._live)
 
-    def pending(self) -> int:
-        return len(self._timers)
-
     def reset_counters(self) -> None:
         with self._lock:
             self._logins.clear()
@@ -350,6 +347,10 @@ class SmtpFront:
     def outbox(self) -> list[OutboxEntry]:
         with self._lock:
             return list(self._outbox)
+
+    def pending(self) -> int:
+        """Sent filings and local deliveries scheduled but not yet done (call on the loop)."""
+        return len(self._timers)
 
     # ----------------------------------------------------------------- auth
 
@@ -452,7 +453,7 @@ class SmtpFront:
             if FLAG_SEEN not in own.flags:
                 account.set_flags(own, own.flags | {FLAG_SEEN})
             return
-        for msg in account.messages.values():
+        for msg in account.messages.values() if self.store.knobs.merge_similar_sent else ():
             if SENT not in msg.labels or msg.header_id != job.header_id:
                 continue
             dates = msg.parsed.raw_header("date")
