@@ -7,7 +7,6 @@ appends one itself.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from toolcalls import Call, error, ok
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.mail import send
 from mcp_multi_gmail.runtime import Runtime
+from support import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -36,15 +36,6 @@ def sender(
     return make
 
 
-def wait_until(condition: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
 def sent_copies(emulator: GmailEmulator, message_id: str) -> list[Any]:
     return [m for m in emulator.messages(ME) if m.header_id == message_id and "\\Sent" in m.labels]
 
@@ -60,7 +51,7 @@ async def test_late_filing_leaves_exactly_one_copy(
     copy = data["sent_copy"]
     assert copy["filed_by"] == "gmail" and copy["saved"] is True and copy["note"] is None
     assert 4.0 <= copy["waited_s"] <= 15.0
-    assert wait_until(lambda: emulator.smtp_pending() == 0, timeout=20)
+    wait_until(lambda: emulator.smtp_pending() == 0, timeout=20)
     assert len(sent_copies(emulator, data["message_id"])) == 1
     assert not [c for c in emulator.commands() if c.name == "APPEND"]
     # Sent is searched by the header, never through the lagging X-GM-RAW index.
