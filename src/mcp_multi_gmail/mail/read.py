@@ -50,7 +50,15 @@ def _now() -> datetime:
 async def in_session(
     runtime: Runtime, account: Account, work: Callable[[ImapSession], T]
 ) -> T:
-    return await imap.run_session(account.name, account.address, account.password, runtime.endpoint, work)
+    return await imap.run_session(
+        account.name,
+        account.address,
+        account.password,
+        runtime.endpoint,
+        work,
+        connections=runtime.worker_threads(),
+        max_connections=account.max_connections,
+    )
 
 
 # ------------------------------------------------------------------ search

@@ -11,12 +11,13 @@ from pydantic import Field
 from ..mail import accounts
 from ..mail.results import ListAccountsResult, ReloadResult
 from ..runtime import Runtime
-from .common import READ_ONLY, structured_errors
+from .common import READ_ONLY, structured_errors, within_deadline
 
 
 def register(server: MCPServer, runtime: Runtime) -> None:
     @server.tool(name="mg_list_accounts", title="List the configured mailboxes", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_list_accounts(
         verify: Annotated[
             bool,
@@ -40,6 +41,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ),
     )
     @structured_errors
+    @within_deadline(runtime)
     async def mg_reload_config() -> ReloadResult:
         """Re-read the configuration file, the passwords file and the signature files. On any problem
         the running settings stay untouched and the error is `config_invalid`. The server

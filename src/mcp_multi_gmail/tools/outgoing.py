@@ -12,7 +12,7 @@ from ..mail import drafts, send, trash
 from ..mail.outgoing import Request
 from ..mail.results import DraftResult, DraftsResult, SendResult, TrashResult
 from ..runtime import Runtime
-from .common import READ_ONLY, AccountName, structured_errors
+from .common import READ_ONLY, AccountName, structured_errors, within_deadline
 
 Addresses = Annotated[list[str], Field(description="E-mail addresses, one per item (plain addresses, no names)")]
 OptionalAddresses = Annotated[list[str], Field(description="E-mail addresses, one per item")]
@@ -88,6 +88,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ),
     )
     @structured_errors
+    @within_deadline(runtime)
     async def mg_save_draft(
         account: AccountName,
         to: Addresses,
@@ -124,6 +125,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_list_drafts", title="List drafts", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_list_drafts(
         account: AccountName,
         max_results: Annotated[int, Field(ge=1, le=100, description="Drafts to return, newest first")] = 25,
@@ -140,6 +142,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ),
     )
     @structured_errors
+    @within_deadline(runtime)
     async def mg_send_message(
         account: AccountName,
         to: Addresses,
@@ -191,6 +194,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ),
     )
     @structured_errors
+    @within_deadline(runtime)
     async def mg_trash_message(
         account: AccountName,
         message_id: Annotated[str, Field(description="Message-ID of the one message to move to Trash")],

@@ -11,7 +11,7 @@ from pydantic import Field
 from ..mail import read
 from ..mail.results import AttachmentResult, LabelsResult, MessageResult, SearchResult, ThreadResult
 from ..runtime import Runtime
-from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors
+from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors, within_deadline
 
 MessageId = Annotated[str, Field(description="Message-ID, with or without angle brackets")]
 PageToken = Annotated[
@@ -23,6 +23,7 @@ PageToken = Annotated[
 def register(server: MCPServer, runtime: Runtime) -> None:
     @server.tool(name="mg_search_threads", title="Search mail (Gmail syntax)", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_search_threads(
         account: AccountOrAll,
         query: Annotated[
@@ -45,6 +46,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_get_thread", title="Read a whole thread", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_get_thread(
         account: AccountName,
         thread_id: Annotated[
@@ -59,6 +61,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_get_message", title="Read one message", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_get_message(
         account: AccountName,
         message_id: MessageId,
@@ -81,6 +84,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ),
     )
     @structured_errors
+    @within_deadline(runtime)
     async def mg_get_attachment(
         account: AccountName,
         message_id: MessageId,
@@ -94,6 +98,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_list_labels", title="List the mailbox's labels", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_list_labels(account: AccountName) -> LabelsResult:
         """Every label (folder) of the mailbox, with `system: true` for Gmail's own. Lists everything;
         only the labels named in the configuration can be changed by these tools."""

@@ -11,7 +11,7 @@ from pydantic import Field
 from ..mail import labels, pass_
 from ..mail.results import FlagsResult, LabelChange, PassResult, ThreadLabelChange
 from ..runtime import Runtime
-from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors
+from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors, within_deadline
 
 WRITE = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True
@@ -31,6 +31,7 @@ ThreadId = Annotated[str, Field(description="Gmail thread id from mg_next_pass o
 def register(server: MCPServer, runtime: Runtime) -> None:
     @server.tool(name="mg_next_pass", title="Next pass over new mail", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_next_pass(
         account: AccountOrAll,
         since: Since,
@@ -51,6 +52,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_label_message", title="Mark messages as processed", annotations=WRITE)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_label_message(
         account: AccountName,
         message_ids: MessageIds,
@@ -69,12 +71,14 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_unlabel_message", title="Remove the processed label", annotations=WRITE)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_unlabel_message(account: AccountName, message_ids: MessageIds, label: Label) -> LabelChange:
         """Take the processed label off messages, so the next pass shows them again."""
         return await labels.label_messages(runtime, account, message_ids, label, add=False)
 
     @server.tool(name="mg_label_thread", title="Classify a thread", annotations=WRITE)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_label_thread(account: AccountName, thread_id: ThreadId, label: Label) -> ThreadLabelChange:
         """Set the thread's classification: the label goes on every message of the thread, then every
         other configured classification comes off, in this one call. Only configured classification
@@ -83,12 +87,14 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_unlabel_thread", title="Unclassify a thread", annotations=WRITE)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_unlabel_thread(account: AccountName, thread_id: ThreadId, label: Label) -> ThreadLabelChange:
         """Leave a thread unclassified. To change a classification call mg_label_thread with the new one."""
         return await labels.label_thread(runtime, account, thread_id, label, add=False)
 
     @server.tool(name="mg_set_flags", title="Set read / star / answered", annotations=WRITE)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_set_flags(
         account: AccountName,
         message_id: Annotated[str, Field(description="Message-ID, with or without angle brackets")],
