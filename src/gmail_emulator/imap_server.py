@@ -101,6 +101,7 @@ class ImapServer:
         self.port = 0
         self.sessions: set[ImapSession] = set()
         self.logged_in: dict[str, int] = {}  # account address (lower) -> live logged-in sessions
+        self.peak_logged_in: dict[str, int] = {}  # the most at once since the last counter reset
         self._server: asyncio.Server | None = None
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -273,7 +274,8 @@ class ImapSession:
         self.account = account
         self.state = "auth"
         key = account.address.lower()
-        self.server.logged_in[key] = self.server.logged_in.get(key, 0) + 1
+        now = self.server.logged_in[key] = self.server.logged_in.get(key, 0) + 1
+        self.server.peak_logged_in[key] = max(self.server.peak_logged_in.get(key, 0), now)
         account.listeners.append(self._on_change)
         self.observer.record_login(self.id, account.address)
 

@@ -374,6 +374,15 @@ class ImapSession:
             return False
         return True
 
+    def fetch_part_slice(self, uid: int, part_id: str, start: int, length: int) -> bytes | None:
+        """At most `length` encoded bytes of a body part from `start` on (BODY.PEEK[part]<start.length>)."""
+        answer = self.client.fetch([uid], [f"BODY.PEEK[{part_id}]<{start}.{length}>"])
+        data = answer.get(uid)
+        if not data:
+            return None
+        value = data.get(f"BODY[{part_id}]<{start}>".encode())
+        return bytes(value) if value is not None else None
+
     def fetch_part(self, uid: int, part_id: str) -> bytes | None:
         """The raw bytes of one body part (BODY.PEEK: reading never sets \\Seen)."""
         answer = self.client.fetch([uid], [f"BODY.PEEK[{part_id}]"])

@@ -18,6 +18,7 @@ from typing import TypeVar
 from ..config import Account
 from ..errors import MailError, not_found
 from ..gmail import imap
+from ..gmail.bodystream import SLICE_BYTES, read_window
 from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
 from ..gmail.parse import attachment_parts, body_part, clean, decode_body, decode_bytes, safe_filename
 from ..runtime import Runtime
@@ -280,23 +281,32 @@ def _read_message(
     structure = item.parts or []
     chosen = body_part(structure)
     body_format: str | None = None
-    text: str | None = None
-    if chosen is not None:
+    window: str | None = None
+    start = total = 0
+    more = False
+    if chosen is not None and chosen.size is not None and chosen.size <= SLICE_BYTES:
         # Only the chosen text part travels, never the whole message with its attachments.
         raw = session.fetch_part(uid, chosen.part_id)
         if raw is not None:
             text = decode_body(raw, chosen.encoding, chosen.charset)
-            body_format = "html" if chosen.mime_type == "text/html" else "text"
-    total = len(text) if text is not None else 0
-    start = min(offset, total)
-    window = text[start : start + limit] if text is not None else None
+            total = len(text)
+            start = min(offset, total)
+            window = text[start : start + limit]
+            more = start + len(window) < total
+    elif chosen is not None:
+        # A long part is read in slices up to the window's end, never held whole in memory.
+        sliced = read_window(session, uid, chosen, offset, limit)
+        if sliced is not None:
+            window, start, total, more = sliced.text, sliced.start, sliced.total, sliced.more
+    if window is not None and chosen is not None:
+        body_format = "html" if chosen.mime_type == "text/html" else "text"
     return MessageResult(
         **summary.model_dump(by_alias=False),
         body_format=body_format,
         body=window,
         body_offset=start,
         body_total_length=total,
-        body_truncated=window is not None and start + len(window) < total,
+        body_truncated=window is not None and more,
         attachments=[
             AttachmentInfo(
                 attachment_id=part.part_id,

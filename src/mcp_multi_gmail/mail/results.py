@@ -158,7 +158,10 @@ class MessageResult(MessageSummary):
     body_format: Literal["text", "html"] | None
     body: str | None
     body_offset: int
-    body_total_length: int
+    body_total_length: int = Field(
+        description="Characters in the whole body. Exact when the body was read to its end; for a very long "
+        "body read only as far as the window, an estimate from its encoded size (body_truncated is then true)"
+    )
     body_truncated: bool
     attachments: list[AttachmentInfo]
     copies: int = Field(description="Messages in All Mail with this Message-ID (normally 1)")
