@@ -45,7 +45,7 @@ def test_any_slicing_decodes_like_the_whole(encoding: str, charset: str, size: i
 
 def test_base64_with_padding_inside_and_junk() -> None:
     # Two base64 blocks glued together (padding in the middle) and stray characters in between.
-    data = base64.b64encode("ahoj ".encode()) + b"\r\n*" + base64.b64encode("světe".encode()) + b"\r\n"
+    data = base64.b64encode(b"ahoj ") + b"\r\n*" + base64.b64encode("světe".encode()) + b"\r\n"
     whole = decode_body(data, "base64", "utf-8")
     assert whole == "ahoj světe"
     for size in (1, 2, 5):

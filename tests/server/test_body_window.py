@@ -56,7 +56,7 @@ async def test_windows_of_a_long_body_come_from_slices(
     first = await ok(call, runtime, "mg_get_message", **get, max_body_length=500)
     assert first["body"] == text[:500] and first["body_offset"] == 0 and first["body_truncated"] is True
     # Read only as far as the window: the length is an estimate from the encoded size, close to the truth.
-    assert 500 < first["body_total_length"] and abs(first["body_total_length"] - len(text)) < len(text) * 0.1
+    assert first["body_total_length"] > 500 and abs(first["body_total_length"] - len(text)) < len(text) * 0.1
     [only] = _body_fetches(emulator)  # one slice covers the window
     assert only.endswith(f"(BODY.PEEK[1]<0.{SLICE}>)")
 
