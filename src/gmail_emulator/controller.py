@@ -440,6 +440,14 @@ class GmailEmulator:
 
         self._on_loop(run)
 
+    def set_bandwidth(self, bytes_per_second: float | None) -> None:
+        """Throttle every IMAP reply to this many bytes per second (a slow drip); None = unlimited."""
+
+        def run() -> None:
+            self.observer.bandwidth_bps = bytes_per_second
+
+        self._on_loop(run)
+
     def add_fault(self, rule: FaultRule) -> None:
         self._on_loop(lambda: self.observer.add_fault(rule))
 

@@ -101,12 +101,17 @@ def current() -> CallProgress | None:
     return _current.get()
 
 
+# A socket timeout runs this much past the call's deadline: the deadline itself ends the call and
+# says what was known; the socket timeout is only the backstop.
+_SOCKET_SLACK_S = 1.0
+
+
 def remaining(default: float) -> float:
-    """Seconds left for the running call, at most `default` (the per-socket timeout)."""
+    """A socket timeout for the running call: `default`, but not far past the call's deadline."""
     progress = _current.get()
     if progress is None:
         return default
-    return max(min(default, progress.remaining()), 0.001)
+    return min(default, progress.remaining() + _SOCKET_SLACK_S)
 
 
 @contextmanager

@@ -76,6 +76,10 @@ def within_deadline(runtime: Runtime) -> Callable[[Callable[P, Awaitable[R]]], C
                 try:
                     with anyio.move_on_after(timeout) as scope:
                         return await fn(*args, **kwargs)
+                except MailError as error:
+                    if error.code == "upstream_error" and progress.remaining() <= 0:
+                        raise progress.error() from None  # a socket gave up at the deadline itself
+                    raise
                 finally:
                     if scope.cancelled_caught or progress.remaining() <= 0:
                         progress.expire()
