@@ -6,6 +6,7 @@ many calls at once, measure how long a `ping` takes meanwhile, and SIGKILL the p
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -108,8 +109,10 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.kill()
         self._reader.join(5)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None and not pipe.closed:
+                with contextlib.suppress(OSError):  # the process is gone: nothing left to flush
+                    pipe.close()
 
     def open_imap_sockets(self, imap_port: int) -> int:
         """TCP connections this process holds to the IMAP port (Linux /proc)."""

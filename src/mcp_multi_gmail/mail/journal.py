@@ -67,8 +67,8 @@ class SendJournal:
     def _load(self) -> list[Entry]:
         try:
             text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return []
+        except (FileNotFoundError, NotADirectoryError):
+            return []  # no journal yet (writing one will tell whether the folder can hold it)
         except (OSError, UnicodeDecodeError) as error:
             raise _damaged(self.path, f"cannot be read: {type(error).__name__}") from None
         try:
