@@ -7,6 +7,7 @@ and time `ping` while tool calls are in flight.
 from __future__ import annotations
 
 import json
+import statistics
 import time
 from collections.abc import Callable
 from email.message import EmailMessage
@@ -37,13 +38,42 @@ def _seed(emulator: GmailEmulator, count: int = 3) -> None:
         emulator.deliver("osobni@example.cz", msg)
 
 
-def _pings_while(server: ServerProcess, pending: Callable[[], bool]) -> list[float]:
-    """Ping round trips, one after another (paced a little), for as long as `pending()` holds."""
-    rounds: list[float] = []
+# Requests that need no network, asked in turn while tool calls are in flight.
+LOCAL_REQUESTS: list[tuple[str, str, dict[str, Any] | None]] = [
+    ("ping", "ping", None),
+    ("mg_list_accounts", "tools/call", {"name": "mg_list_accounts", "arguments": {}}),
+    ("ping", "ping", None),
+    ("mg_reload_config", "tools/call", {"name": "mg_reload_config", "arguments": {}}),
+    ("ping", "ping", None),
+    ("tools/list", "tools/list", {}),
+]
+
+
+def _answers_while(server: ServerProcess, pending: Callable[[], bool]) -> dict[str, list[float]]:
+    """Round trips of requests that need no network, one after another (paced a little), for as
+    long as `pending()` holds; by request name."""
+    rounds: dict[str, list[float]] = {}
+    asked = 0
     while pending():
-        rounds.append(server.ping())
+        name, method, params = LOCAL_REQUESTS[asked % len(LOCAL_REQUESTS)]
+        asked += 1
+        sent = time.monotonic()
+        reply, arrived = server.wait_timed(server.request(method, params), 30)
+        assert "error" not in reply and not reply["result"].get("isError"), reply
+        rounds.setdefault(name, []).append(arrived - sent)
         time.sleep(0.02)  # sampling pace, not a wait for a condition
     return rounds
+
+
+def _check_quick(rounds: dict[str, list[float]], label: str) -> None:
+    """ping, mg_list_accounts and mg_reload_config always under 100 ms; tools/list, whose answer is
+    ~60 KB of schemas, typically (its slowest answer is printed: this machine is shared)."""
+    shown = ", ".join(f"{name} max {max(v) * 1000:.0f} ms (n={len(v)})" for name, v in rounds.items())
+    print(f"{label}: {shown}")
+    for name in ("ping", "mg_list_accounts", "mg_reload_config"):
+        assert rounds.get(name) and max(rounds[name]) < 0.1, (name, [round(x * 1000) for x in rounds[name]])
+    if "tools/list" in rounds:
+        assert statistics.median(rounds["tools/list"]) < 0.1, rounds["tools/list"]
 
 
 def _first_call(server: ServerProcess) -> None:
@@ -71,15 +101,15 @@ def test_fifty_parallel_calls_use_at_most_four_logins_and_ping_stays_quick(
         _first_call(server)
         emulator.reset_counters()
         ids = [server.call("mg_search_threads", SEARCH) for _ in range(50)]
-        pings = _pings_while(server, _arrived(server, ids))
+        answers = _answers_while(server, _arrived(server, ids))
         results = [tool_result(server.wait(i, 60)) for i in ids]
     finally:
         server.close()
     assert all(not failed and payload["total_threads"] == 3 for failed, payload in results)
     peak = emulator.login_peak("osobni@example.cz")
-    print(f"50 calls: at most {peak} logins at once; {len(pings)} pings, slowest {max(pings) * 1000:.1f} ms")
+    print(f"50 calls: at most {peak} logins at once")
     assert 2 <= peak <= 4, peak  # parallel, but never more than the cap
-    assert pings and max(pings) < 0.1, pings
+    _check_quick(answers, "during 50 calls")
 
 
 @pytest.mark.anyio
@@ -127,7 +157,7 @@ def test_forty_calls_against_a_stalled_search_end_at_the_deadline(
         emulator.add_fault(FaultRule("delay:30", match="SEARCH", times=-1))
         sent = time.monotonic()
         ids = [server.call("mg_search_threads", SEARCH) for _ in range(40)]
-        pings = _pings_while(server, _arrived(server, ids))
+        answers = _answers_while(server, _arrived(server, ids))
         replies = [server.wait_timed(i, 60) for i in ids]
         for reply, arrived in replies:
             assert arrived - sent < 12
@@ -140,9 +170,9 @@ def test_forty_calls_against_a_stalled_search_end_at_the_deadline(
     finally:
         server.close()
     slowest = max(replies, key=lambda r: r[1])[1] - sent
-    print(f"40 stalled calls: last error after {slowest:.2f} s; {len(pings)} pings, slowest {max(pings) * 1000:.1f} ms")
-    assert max(pings) < 0.1, pings
-    assert len(pings) > 20  # sampled throughout the ten seconds
+    print(f"40 stalled calls: the last deadline error came after {slowest:.2f} s")
+    _check_quick(answers, "during the stall")
+    assert sum(len(v) for v in answers.values()) > 20  # sampled throughout the ten seconds
 
 
 def test_slow_drip_is_cut_off_at_the_deadline(
