@@ -79,7 +79,8 @@ class Server:
         self.replies: dict[int, dict[str, Any]] = {}
         self.done = threading.Condition()
         threading.Thread(target=self._read, daemon=True).start()
-        first = self.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}})
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
+        first = self.send("initialize", hello)
         self.wait([first])
         self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -172,7 +173,8 @@ def main() -> int:
     print("| parallel reads | idle RSS MB | peak RSS MB | seconds | failed |")
     print("|---:|---:|---:|---:|---:|")
     for row in rows:
-        print(f"| {row['parallel']} | {row['idle_rss_mb']} | {row['peak_rss_mb']} | {row['seconds']} | {row['failed']} |")
+        cells = [row["parallel"], row["idle_rss_mb"], row["peak_rss_mb"], row["seconds"], row["failed"]]
+        print("| " + " | ".join(str(c) for c in cells) + " |")
     if args.json:
         args.json.write_text(json.dumps({"label": label, "rows": rows}, indent=2))
     return 0
