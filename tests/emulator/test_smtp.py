@@ -586,3 +586,31 @@ def test_client_vanishing_never_breaks_the_server(emu: GmailEmulator, cut_after:
     assert emu.outbox() == []
     send(emu, make_message())
     assert len(emu.outbox()) == 1
+
+
+@pytest.mark.parametrize(("stage", "accepted"), [("mail", False), ("after_data", True)])
+def test_fault_hold_keeps_the_reply_until_the_client_goes(
+    emu: GmailEmulator, stage: Literal["mail", "after_data"], accepted: bool
+) -> None:
+    emu.add_smtp_fault(SmtpFault(stage, "hold"))
+
+    async def held_send() -> None:
+        client = aiosmtplib.SMTP(
+            hostname=emu.host, port=emu.smtp_ssl_port, use_tls=True, cert_bundle=str(emu.ca_file), timeout=10
+        )
+        await client.connect()
+        await client.login(ALICE, ALICE_PW)
+        sending = asyncio.ensure_future(client.sendmail(ALICE, [BOB], make_message().as_bytes()))
+        deadline = time.monotonic() + 10
+        while emu.smtp_held() < 1:  # the emulator's loop runs in its own thread
+            assert time.monotonic() < deadline, "the hold was never reached"
+            await asyncio.sleep(0.01)
+        assert not sending.done()  # no reply while held
+        client.close()  # the client goes away, as a killed process would
+        with pytest.raises(aiosmtplib.SMTPException):
+            await sending
+
+    asyncio.run(held_send())
+    assert len(emu.outbox()) == (1 if accepted else 0)
+    with pytest.raises(ValueError, match="hold works at"):
+        SmtpFault("ehlo", "hold")
