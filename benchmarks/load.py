@@ -6,7 +6,8 @@
 Three scenarios against the emulator, each with a fresh server process over stdio:
 
 1. 50 `mg_search_threads` calls on one mailbox at once (30 ms per SEARCH): the most IMAP logins
-   the emulator saw at the same time, and the slowest `ping` sent meanwhile.
+   the emulator saw at the same time (it allows 100 here, so the server's own cap shows), and the
+   slowest `ping` sent meanwhile.
 2. 40 calls against a SEARCH that stalls for 30 s (`call_timeout_s` 10 where it exists): the
    slowest `ping` meanwhile and when the calls ended.
 3. `mg_send_message` held by the emulator after Gmail accepted it (Sent never filed), the
@@ -29,7 +30,7 @@ from typing import Any
 
 from body_memory import export_revision
 
-from gmail_emulator import FaultRule, GmailEmulator, SmtpFault
+from gmail_emulator import FaultRule, GmailEmulator, Knobs, SmtpFault
 
 ADDRESS = "zatez@example.cz"
 PASSWORD = "zatezheslohesloo"
@@ -196,7 +197,8 @@ def main() -> int:
             env["PYTHONDONTWRITEBYTECODE"] = "1"
             label = f"revision {args.rev}"
             top = {}  # older revisions refuse unknown keys
-        with GmailEmulator(workdir=tmp) as emulator:
+        # Far above Gmail's 15, so the emulator shows how many connections the server itself opens.
+        with GmailEmulator(workdir=tmp, knobs=Knobs(max_connections=100)) as emulator:
             emulator.add_account(ADDRESS, PASSWORD)
             _seed(emulator)
             config = tmp / "config.json"

@@ -454,8 +454,9 @@ def test_login_peak_counts_sessions_logged_in_at_once(emu: GmailEmulator) -> Non
 def test_bandwidth_makes_replies_trickle(emu: GmailEmulator) -> None:
     client = imap(emu)
     try:
-        emu.set_bandwidth(100)  # the ~20-byte NOOP answer then takes ~0.2 s
+        emu.set_bandwidth(100)  # each ~20-byte NOOP answer then occupies the line for ~0.2 s
         started = time.monotonic()
+        client.noop()
         client.noop()
         slow = time.monotonic() - started
         emu.set_bandwidth(None)
