@@ -588,3 +588,47 @@ def test_watcher_process_wakes_on_waiting_mail(
     assert done.stdout.splitlines() == [new_mail_line("osobni 1")]
     assert (state_dir / OWNER_FILE).exists() and (state_dir / KNOWN_FILE).exists()
     assert "hlídač:" in done.stderr
+
+
+def test_state_written_by_1_5_0_with_bracketed_ids_is_understood(
+    emulator: GmailEmulator, make: Callable[..., Watcher], state_dir: Path
+) -> None:
+    # 1.5.0 kept the envelope's Message-ID with its angle brackets: the first watcher after the
+    # upgrade must not wake once more for mail that was already reported.
+    known = emulator.deliver(OSOBNI, mail(OSOBNI))
+    fresh = mail(OSOBNI)
+    state = {"version": 1, "known": {"osobni": [f"<{known.header_id}>"], "prace": ["<x@example.org>", "uid:7"]}}
+    (state_dir / KNOWN_FILE).write_text(json.dumps(state), encoding="utf-8")
+    assert make().run().code == 4
+    emulator.deliver(OSOBNI, fresh)
+    assert make().run().line == new_mail_line("osobni 1")
+    saved = load_known(state_dir / KNOWN_FILE)
+    assert saved["osobni"] == {known.header_id, fresh["Message-ID"].strip("<>")}
+    assert saved["prace"] == {"x@example.org", "uid:7"}
+
+
+def test_anchor_in_rfc_2822_or_iso_with_a_space(config_path: Path, emulator: GmailEmulator) -> None:
+    plan = plan_watch(
+        config_path=config_path, since=["osobni=Sun, 29 Nov 2026 08:00:00 +0100", "prace=2026-11-29 08:00"],
+        interval=None, max_time=None, hours=None, layout=None, environ=emulator.env(),
+    )  # fmt: skip
+    assert plan.watched == {
+        "osobni": datetime(2026, 11, 29, 7, 0, tzinfo=UTC),
+        "prace": datetime(2026, 11, 29, 8, 0, tzinfo=UTC),
+    }
+
+
+def test_watcher_process_ignores_unknown_arguments_and_still_watches(
+    emulator: GmailEmulator, config_path: Path, state_dir: Path, clean_env: dict[str, str]
+) -> None:
+    emulator.deliver(OSOBNI, mail(OSOBNI))
+    today = datetime.now(UTC).date().isoformat()
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_multi_gmail", "--wait", "--config", str(config_path), "--verbose",
+         "--since", f"osobni={today}", "--max=1m", "--interval", "1m", "navic"],
+        stdin=subprocess.DEVNULL, capture_output=True, encoding="utf-8", timeout=60,
+        env={**clean_env, **emulator.env(), "MG_WATCH_DIR": str(state_dir)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [new_mail_line("osobni 1")]
+    assert "POZOR: hlídač přeskočil neznámé argumenty: --verbose navic" in done.stderr.splitlines()

@@ -57,7 +57,7 @@ def _text(token: Token) -> str:
 
 
 def _number(token: Token) -> int:
-    if not isinstance(token, str) or not token.isdigit():
+    if not isinstance(token, str) or not (token.isascii() and token.isdigit()):
         raise ParseError()
     return int(token)
 

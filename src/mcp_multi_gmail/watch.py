@@ -283,7 +283,7 @@ def _describe(plan: WatchPlan, state_dir: Path) -> str:
 
 def run_watcher(
     *,
-    config_path: Path,
+    config_path: Path | None,
     since: Sequence[str],
     interval: str | None,
     max_time: str | None,
@@ -291,6 +291,7 @@ def run_watcher(
     layout: AddonLayout | None,
     environ: Mapping[str, str],
     state_dir: Path | None = None,
+    problems: Sequence[str] = (),
 ) -> int:
     """Check the arguments, watch, print the one line and return the exit code."""
     try:
@@ -302,6 +303,7 @@ def run_watcher(
             hours=hours,
             layout=layout,
             environ=environ,
+            problems=problems,
         )
     except WatchArgsError as error:
         _emit(error.line)

@@ -367,7 +367,9 @@ def test_invalid_utf8_over_stdio_is_refused_and_the_server_lives_on(emulator: Gm
         _rpc_line(proc, tool % (4, b"mg_get_message", b'{"account": "o", "message_id": "dotaz-1@partner.example"}'))
         assert _reply(lines, 4, seen)["result"]["isError"] is False
         _rpc_line(proc, tool % (5, b"mg_get_message", b'{"account": "o", "message_id": "\xff\xfe@x"}'))
-        error = _reply(lines, 5, seen)["result"]["structuredContent"]["error"]
+        answer = _reply(lines, 5, seen)["result"]
+        assert answer["isError"] is True and "structuredContent" not in answer
+        error = json.loads(answer["content"][0]["text"])["error"]
         assert error["code"] in ("not_found", "invalid_input")
     finally:
         assert proc.stdin is not None

@@ -246,6 +246,15 @@ async def test_pdf_attachment_listed_and_saved(demo: Runtime, call: Call, tmp_pa
 
 
 @pytest.mark.parametrize(
+    "given", ["<faktura-2026-11.202611@rychlynet.example.com>", " faktura-2026-11.202611@rychlynet.example.com "]
+)
+async def test_attachment_result_names_the_bare_message_id(demo: Runtime, call: Call, given: str) -> None:
+    # Ids are bare everywhere, whatever form the caller used (1.5.0 echoed the input as given).
+    saved = await ok(call, demo, "mg_get_attachment", account="osobni", message_id=given, attachment_id="2")
+    assert saved["message_id"] == "faktura-2026-11.202611@rychlynet.example.com"
+
+
+@pytest.mark.parametrize(
     ("hostile", "expected"),
     [
         ("../../etc/passwd", "passwd"),

@@ -88,7 +88,8 @@ def test_stdout_carries_only_protocol(
             },
         )
         init = rpc.reply(1)
-        assert init["result"]["serverInfo"]["name"] == "mcp-multi-gmail"
+        info = init["result"]["serverInfo"]
+        assert (info["name"], info["version"]) == ("mcp-multi-gmail", "2.0.0")
         rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         rpc.send(
             {

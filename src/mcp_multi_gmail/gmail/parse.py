@@ -301,7 +301,9 @@ class Part:
 
 
 _MAX_DEPTH = 64  # deeper nesting is junk (and would exhaust the recursion limit)
-_EXTENDED_PARAM = re.compile(r"^(?P<name>[^*]+)\*(?:(?P<section>\d{1,3})(?P<encoded>\*)?)?$")
+_EXTENDED_PARAM = re.compile(r"^(?P<name>[^*]+)\*(?:(?P<section>[0-9]{1,3})(?P<encoded>\*)?)?$")
+# Up to 20 digits: every size or count IMAP sends fits, and int() never meets a huge string.
+_ASCII_NUMBER = re.compile(r"[0-9]{1,20}")
 
 
 def _token(value: object) -> str | None:
@@ -315,7 +317,8 @@ def _int(value: object) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return value if value >= 0 else None
     text = _text(value)
-    if text is not None and text.strip().isdigit():
+    # ASCII digits only: str.isdigit() is also true for "²", which int() refuses.
+    if text is not None and _ASCII_NUMBER.fullmatch(text.strip()):
         return int(text.strip())
     return None
 
@@ -615,7 +618,7 @@ def _strip_comments(text: str) -> str:
 
 def _authserv_id(value: str) -> str | None:
     words = value.split(";", 1)[0].split()
-    if len(words) == 1 or (len(words) == 2 and words[1].isdigit()):  # optional version number
+    if len(words) == 1 or (len(words) == 2 and words[1].isascii() and words[1].isdigit()):  # optional version number
         return words[0].strip('"').lower()
     return None
 

@@ -389,7 +389,7 @@ async def get_attachment(
     target = _write_inside(runtime.config.download_dir, download.filename, download.data)
     return AttachmentResult(
         account=account.name,
-        message_id=message_id,
+        message_id=bare,
         attachment_id=part_id,
         filename=download.filename,
         mime_type=download.mime_type,

@@ -11,12 +11,16 @@ from pydantic import Field
 from ..mail import read
 from ..mail.results import AttachmentResult, LabelsResult, MessageResult, SearchResult, ThreadResult
 from ..runtime import Runtime
+from .arguments import MAX_ID, MAX_QUERY, MAX_TOKEN, Count
 from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors, within_deadline
 
-MessageId = Annotated[str, Field(description="Message-ID, with or without angle brackets")]
+MessageId = Annotated[str, Field(max_length=MAX_ID, description="Message-ID, with or without angle brackets")]
 PageToken = Annotated[
     str | None,
-    Field(description="next_page_token from the previous call with the same arguments; omit for page 1"),
+    Field(
+        max_length=MAX_TOKEN,
+        description="next_page_token from the previous call with the same arguments; omit for page 1",
+    ),
 ]
 
 
@@ -29,11 +33,12 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         query: Annotated[
             str,
             Field(
+                max_length=MAX_QUERY,
                 description='Gmail search syntax, passed to Gmail verbatim, e.g. from:anna subject:"weekly report" '
-                "newer_than:7d"
+                "newer_than:7d",
             ),
         ],
-        max_results: Annotated[int, Field(ge=1, le=100, description="Threads per page (1-100)")] = 25,
+        max_results: Annotated[Count, Field(ge=1, le=100, description="Threads per page (1-100)")] = 25,
         page_token: PageToken = None,
     ) -> SearchResult:
         """Find threads with Gmail's own search over the whole mailbox (All Mail), newest first. For
@@ -50,7 +55,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     async def mg_get_thread(
         account: AccountName,
         thread_id: Annotated[
-            str, Field(description="Gmail thread id from mg_search_threads or mg_next_pass")
+            str, Field(max_length=MAX_ID, description="Gmail thread id from mg_search_threads or mg_next_pass")
         ],
     ) -> ThreadResult:
         """Every message of a thread, oldest first, with sender, recipients (to and cc apart), delivery
@@ -65,9 +70,9 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     async def mg_get_message(
         account: AccountName,
         message_id: MessageId,
-        body_offset: Annotated[int, Field(ge=0, description="Where the body window starts (characters)")] = 0,
+        body_offset: Annotated[Count, Field(ge=0, description="Where the body window starts (characters)")] = 0,
         max_body_length: Annotated[
-            int, Field(ge=1, le=200_000, description="Size of the body window in characters (1-200000)")
+            Count, Field(ge=1, le=200_000, description="Size of the body window in characters (1-200000)")
         ] = 8000,
     ) -> MessageResult:
         """One message by Message-ID: its summary, a window of its body (plain text preferred; raw HTML
@@ -88,7 +93,9 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     async def mg_get_attachment(
         account: AccountName,
         message_id: MessageId,
-        attachment_id: Annotated[str, Field(description='Part number listed by mg_get_message, e.g. "2"')],
+        attachment_id: Annotated[
+            str, Field(max_length=MAX_ID, description='Part number listed by mg_get_message, e.g. "2"')
+        ],
     ) -> AttachmentResult:
         """Download one attachment into the configured download folder and return its path, name, type
         and size. The content is never returned inline. The file name from the mail is made safe

@@ -11,6 +11,7 @@ from pydantic import Field
 from ..mail import labels, pass_
 from ..mail.results import FlagsResult, LabelChange, PassResult, ThreadLabelChange
 from ..runtime import Runtime
+from .arguments import MAX_LABEL, MAX_TOKEN, Count, Identifier, Identifiers, OptionalFlag
 from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors, within_deadline
 
 WRITE = ToolAnnotations(
@@ -18,14 +19,18 @@ WRITE = ToolAnnotations(
 )
 Since = Annotated[
     str,
-    Field(description='The boundary: YYYY-MM-DD (that calendar day, UTC) or a timestamp; e.g. "2026-09-30"'),
+    Field(
+        max_length=MAX_TOKEN,
+        description="The boundary: YYYY-MM-DD (that calendar day, UTC), an ISO 8601 time (no offset = UTC) or "
+        'an RFC 2822 date; e.g. "2026-09-30"',
+    ),
 ]
 MessageIds = Annotated[
-    list[str],
+    Identifiers,
     Field(description="Message-IDs (with or without angle brackets), all messages looked at in one call"),
 ]
-Label = Annotated[str, Field(description="Label name exactly as configured")]
-ThreadId = Annotated[str, Field(description="Gmail thread id from mg_next_pass or mg_search_threads")]
+Label = Annotated[str, Field(max_length=MAX_LABEL, description="Label name exactly as configured")]
+ThreadId = Annotated[Identifier, Field(description="Gmail thread id from mg_next_pass or mg_search_threads")]
 
 
 def register(server: MCPServer, runtime: Runtime) -> None:
@@ -35,10 +40,13 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     async def mg_next_pass(
         account: AccountOrAll,
         since: Since,
-        max_threads: Annotated[int, Field(ge=1, le=100, description="Threads per page (1-100)")] = 25,
+        max_threads: Annotated[Count, Field(ge=1, le=100, description="Threads per page (1-100)")] = 25,
         page_token: Annotated[
             str | None,
-            Field(description="next_page_token of the previous page; never reuse one after labelling"),
+            Field(
+                max_length=MAX_TOKEN,
+                description="next_page_token of the previous page; never reuse one after labelling",
+            ),
         ] = None,
     ) -> PassResult:
         """Threads with unprocessed work delivered since the boundary: everything in All Mail without
@@ -60,7 +68,8 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         since: Annotated[
             str | None,
             Field(
-                description="Optional pass boundary: the result then includes the window as a new pass sees it"
+                max_length=MAX_TOKEN,
+                description="Optional pass boundary: the result then includes the window as a new pass sees it",
             ),
         ] = None,
     ) -> LabelChange:
@@ -97,10 +106,10 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     @within_deadline(runtime)
     async def mg_set_flags(
         account: AccountName,
-        message_id: Annotated[str, Field(description="Message-ID, with or without angle brackets")],
-        seen: Annotated[bool | None, Field(description="Read (true) or unread (false)")] = None,
-        flagged: Annotated[bool | None, Field(description="Starred (true) or not (false)")] = None,
-        answered: Annotated[bool | None, Field(description="Answered flag")] = None,
+        message_id: Annotated[Identifier, Field(description="Message-ID, with or without angle brackets")],
+        seen: Annotated[OptionalFlag, Field(description="Read (true) or unread (false)")] = None,
+        flagged: Annotated[OptionalFlag, Field(description="Starred (true) or not (false)")] = None,
+        answered: Annotated[OptionalFlag, Field(description="Answered flag")] = None,
     ) -> FlagsResult:
         """Set \\Seen, \\Flagged (the star) or \\Answered on one message, read back. Nothing else: no
         deleting, no draft flag. Give at least one."""
