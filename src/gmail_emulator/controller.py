@@ -553,6 +553,8 @@ class GmailEmulator:
                 imap.store = store
                 for session in list(imap.sessions):
                     session.abort()
+                # Aborted sessions may still be asleep in an injected delay: count afresh without them.
+                imap.logged_in = {}
                 imap.peak_logged_in = {}
 
         self._on_loop(run)
