@@ -268,6 +268,32 @@ def test_network_failures_never_end_in_a_problem(
     assert sum("neodpovídá" in line for line in logs) == 7
 
 
+@pytest.mark.parametrize("kind", ["too_many", "unavailable", "throttled", "webalert"])
+def test_refusals_that_are_not_the_password_never_end_in_a_problem(
+    kind: str, emulator: GmailEmulator, make: Callable[..., Watcher], logs: list[str]
+) -> None:
+    """Gmail's 15-connection limit is shared with the user's phone: a refusal for it, an outage or a
+    web-login demand is ridden out, never reported as a revoked app password (exit 5)."""
+    emulator.add_fault(FaultRule(action=f"refuse_login:{kind}", account=OSOBNI, times=-1))
+    watcher = make(max_time="30m")
+    outcome = watcher.run()
+    assert (outcome.code, outcome.line) == (4, LINE_TIME_UP)
+    assert watcher.checks == 7
+    assert all("osobni" in line and "heslo aplikace" not in line for line in logs if "schránka" in line)
+
+
+def test_a_refusal_for_connections_between_two_bad_passwords_starts_the_count_again(
+    emulator: GmailEmulator, make: Callable[..., Watcher]
+) -> None:
+    emulator.add_fault(FaultRule(action="refuse_login:invalid", account=OSOBNI, times=1))
+    emulator.add_fault(FaultRule(action="refuse_login:too_many", account=OSOBNI, nth=2, times=1))
+    emulator.add_fault(FaultRule(action="refuse_login:invalid", account=OSOBNI, nth=3, times=-1))
+    watcher = make()
+    outcome = watcher.run()
+    assert outcome.code == 5 and "heslo aplikace je nejspíš zrušené" in outcome.line
+    assert watcher.checks == 4  # invalid, too many, invalid, invalid
+
+
 def test_network_hiccups_do_not_hide_later_mail(emulator: GmailEmulator, make: Callable[..., Watcher]) -> None:
     emulator.deliver(OSOBNI, mail(OSOBNI))
     emulator.add_fault(FaultRule(action="drop_before_reply", match="LOGIN", times=2))

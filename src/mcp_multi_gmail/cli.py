@@ -1,7 +1,8 @@
 """Command line: start-up order guard → config → warnings → server (stdout carries only MCP).
 
 Modes: the stdio server (default), `--wait` (the watcher), `--demo` (the server against the
-embedded sample mailboxes) and `demo` (a guided tour for a person at a terminal).
+embedded sample mailboxes), `demo` (a guided tour for a person at a terminal) and `probe` (what
+one real mailbox does where Gmail's behaviour is not documented).
 """
 
 from __future__ import annotations
@@ -32,7 +33,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mcp-multi-gmail", description="MCP server pro více schránek Gmailu.", allow_abbrev=False
     )
-    parser.add_argument("command", nargs="?", choices=["demo"], help="demo = průvodce na ukázkových schránkách")
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=["demo", "probe"],
+        help="demo = průvodce na ukázkových schránkách; probe = změří chování Gmailu na jedné schránce",
+    )
     parser.add_argument("--version", action="store_true", help="vypíše verzi a skončí")
     parser.add_argument("--config", help="cesta k nastavení (jinak MG_CONFIG, jinak config.json)")
     parser.add_argument(
@@ -40,6 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--demo", action="store_true", help="MCP server nad ukázkovými schránkami (bez Googlu)")
     parser.add_argument("--lang", choices=["cs", "en"], default=None, help="jazyk průvodce (demo)")
+    probe = parser.add_argument_group("probe")
+    probe.add_argument("--account", help="jméno schránky z nastavení, kterou probe změří")
+    probe.add_argument(
+        "--write-test", action="store_true", help="probe uloží a hned smaže jeden koncept odpovědi (jinak jen čte)"
+    )
     watcher = parser.add_argument_group("hlídač (--wait)")
     watcher.add_argument("--wait", action="store_true", help="hlídá novou poštu a skončí, když nějaká přijde")
     watcher.add_argument("--since", action="append", default=[], metavar="SCHRANKA=KOTVA", help="kotva schránky")
@@ -93,6 +104,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         from .demo import tour
 
         raise SystemExit(tour(lang=args.lang))
+    if args.command == "probe":
+        raise SystemExit(probe(args))
     if args.demo:
         from .demo import serve_demo
 
@@ -121,6 +134,44 @@ def watch(argv: Sequence[str]) -> int:
         environ=os.environ,
         problems=args.problems,
     )
+
+
+def probe(args: argparse.Namespace) -> int:
+    """Measure one mailbox (read-only unless --write-test); the report and the matching emulator
+    knobs as JSON go to stdout, problems to stderr."""
+    import json
+
+    from .config import ConfigError, load_config
+    from .errors import MailError
+    from .gmail.endpoint import EndpointError, resolve_endpoint
+    from .gmail.probe import run_probe
+
+    if not args.account:
+        _stderr("chyba: probe potřebuje --account JMENO (jméno schránky z nastavení)")
+        return 2
+    path = config_path(args.config, os.environ).absolute()
+    try:
+        config = load_config(path, layout=detect_layout(project_dir()), environ=os.environ)
+        endpoint = resolve_endpoint(os.environ)
+    except (ConfigError, EndpointError) as error:
+        _stderr(str(error))
+        return 1
+    account = config.account(args.account)
+    if account is None:
+        names = ", ".join(a.name for a in config.accounts)
+        _stderr(f'chyba: schránka "{args.account}" v nastavení není (jsou tam: {names})')
+        return 2
+    if endpoint.overridden:
+        _stderr(f"POZOR: místo Gmailu měřím {endpoint.imap_host}:{endpoint.imap_port} (MG_GMAIL_ENDPOINT).")
+    try:
+        report = run_probe(account.name, account.address, account.password, endpoint, write_test=args.write_test)
+    except MailError as error:
+        _stderr(f"chyba: {error.message}")
+        return 1
+    print("\n".join(report.lines()))
+    print("emulator knobs matching this mailbox:")
+    print(json.dumps(report.knobs(), ensure_ascii=False, indent=2), flush=True)
+    return 1 if report.login_error is not None else 0
 
 
 def check_config(path: Path) -> int:

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from . import __version__
 from .errors import MailError
-from .instructions import GUIDE_URI, build_instructions
+from .instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI, build_instructions
 from .runtime import Runtime
 from .tools import accounts, outgoing, read, work
 from .tools.arguments import invalid_arguments
@@ -27,9 +27,32 @@ SERVER_NAME = "mcp-multi-gmail"
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
 
 
-def guide_text() -> str:
-    """The Czech guide for the assistant, shipped inside the package."""
-    return (resources.files("mcp_multi_gmail") / "data" / "pro-asistenta.md").read_text(encoding="utf-8")
+# (resource URI, file name, title, description) of the three Czech guides for the assistant.
+GUIDES = (
+    (
+        GUIDE_URI,
+        "pro-asistenta.md",
+        "Provoz: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech operations guide: the boundary, the pass, labels, drafts and sending, safety, the report.",
+    ),
+    (
+        SETUP_URI,
+        "pro-asistenta-nastaveni.md",
+        "Nastavení: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech setup guide: installation, mailboxes, passwords, the first pass, the mail watcher.",
+    ),
+    (
+        TROUBLE_URI,
+        "pro-asistenta-potize.md",
+        "Potíže: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech troubleshooting guide: start-up messages, tool error codes, sends that ended unclearly.",
+    ),
+)
+
+
+def guide_text(name: str = "pro-asistenta.md") -> str:
+    """One of the Czech guides for the assistant, shipped inside the package."""
+    return (resources.files("mcp_multi_gmail") / "data" / name).read_text(encoding="utf-8")
 
 
 def local_guide_path() -> Path | None:
@@ -80,16 +103,17 @@ def build_server(runtime: Runtime) -> MCPServer:
         version=__version__,
         instructions=build_instructions(runtime.config, guide_path=local_guide_path()),
     )
-    server.add_resource(
-        TextResource(
-            uri=GUIDE_URI,
-            name="pro-asistenta",
-            title="Průvodce pro asistenta (mcp-multi-gmail)",
-            description="The Czech guide for the assistant: setup, the pass, labels, sending, troubleshooting.",
-            mime_type="text/markdown",
-            text=guide_text(),
+    for uri, name, title, description in GUIDES:
+        server.add_resource(
+            TextResource(
+                uri=uri,
+                name=name.removesuffix(".md"),
+                title=title,
+                description=description,
+                mime_type="text/markdown",
+                text=guide_text(name),
+            )
         )
-    )
     accounts.register(server, runtime)
     read.register(server, runtime)
     work.register(server, runtime)

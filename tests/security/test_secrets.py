@@ -189,16 +189,30 @@ async def test_refused_logins_never_show_the_password(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("kind", ["invalid", "app_password", "too_many", "webalert"])
+@pytest.mark.parametrize(
+    ("kind", "code", "retryable"),
+    [
+        ("invalid", "auth_failed", False),
+        ("app_password", "auth_failed", False),
+        # Not a password problem: a new app password would not help, so they are not auth_failed.
+        ("too_many", "upstream_error", True),
+        ("unavailable", "upstream_error", True),
+        ("throttled", "upstream_error", True),
+        ("webalert", "upstream_error", False),
+    ],
+)
 async def test_gmail_login_refusals_never_show_the_password(
-    kind: str, emulator: GmailEmulator, make_runtime: Callable[..., Runtime], call: Callable[..., Any]
+    kind: str,
+    code: str,
+    retryable: bool,
+    emulator: GmailEmulator,
+    make_runtime: Callable[..., Runtime],
+    call: Callable[..., Any],
 ) -> None:
     emulator.add_fault(FaultRule(action=f"refuse_login:{kind}", times=-1))
     result = await call(make_runtime(), "mg_list_labels", {"account": "o"})
     error = error_of(result)
-    # Too many connections is not a wrong password: retryable, after one more try of its own.
-    expected = ("upstream_error", True) if kind == "too_many" else ("auth_failed", False)
-    assert error is not None and (error["code"], error["retryable"]) == expected
+    assert error is not None and (error["code"], error["retryable"]) == (code, retryable)
 
 
 @pytest.mark.anyio

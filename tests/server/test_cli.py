@@ -82,6 +82,24 @@ def test_placeholder_password_is_a_warning_not_an_error(write_config: Callable[.
     assert "POZOR:" in done.stderr and done.stdout == ""
 
 
+def test_unlabelled_mailbox_without_unread_only_warns_at_start_up(write_config: Callable[..., Path]) -> None:
+    """Such a window never clears; the start-up report says so before the server runs."""
+    path = write_config(
+        [
+            {**OSOBNI, "processed_label": None},
+            {**OSOBNI, "name": "cteni", "processed_label": None, "unread_only": True},
+        ]
+    )
+    done = run(["--config", str(path)])
+    assert done.returncode == 0 and done.stdout == ""
+    [warning] = [line for line in done.stderr.splitlines() if "processed_label" in line]
+    assert warning.startswith("POZOR: schránka „osobni“") and '"unread_only": true' in warning
+    assert "cteni" not in done.stderr
+    assert done.stderr.index("POZOR:") < done.stderr.index("běží")
+    checked = run(["--check-config", str(path)])  # the same start-up report, checked without serving
+    assert warning in checked.stdout.splitlines()
+
+
 def test_endpoint_override_must_be_loopback(write_config: Callable[..., Path]) -> None:
     path = write_config([OSOBNI])
     done = run(["--config", str(path)], env={"MG_GMAIL_ENDPOINT": "10.0.0.1:993:465:587"})

@@ -430,7 +430,8 @@ async def test_pass_command_count_is_flat(
     assert data["total_threads"] == threads and all(t["message_count"] == 2 for t in data["threads"])
     names = [c.name for c in emulator.commands()]
     assert len(names) <= 12, names
-    assert names.count("UID FETCH") == 2 and names.count("UID SEARCH") == 2
+    # scan, the page's threads, the beginnings of their unprocessed messages (the previews)
+    assert names.count("UID FETCH") == 3 and names.count("UID SEARCH") == 2
 
 
 @pytest.mark.parametrize("messages", [4, 40])

@@ -29,6 +29,7 @@ from ..errors import MailError
 from .connections import Connections, Gate
 from .endpoint import Endpoint
 from .parse import EnvelopeInfo, Part, envelope_info, parts
+from .refusals import command_refused, login_refused
 
 T = TypeVar("T")
 
@@ -89,15 +90,8 @@ class TooManyConnections(MailError):
     """Gmail refused LOGIN because the account has too many IMAP connections open (the user's
     other clients hold them, or another program): worth one more try after a pause."""
 
-    def __init__(self, account: str, reason: str) -> None:
-        super().__init__(
-            "upstream_error",
-            f'Mailbox "{account}": Gmail refused the login because too many connections to this account are '
-            f"open at once ({reason}). Gmail allows 15, shared with the user's phone, desktop mail programs and "
-            "other apps; this server itself uses at most max_connections of them. Try again in a minute; if it "
-            "keeps happening, close a mail program or lower max_connections.",
-            retryable=True,
-        )
+    def __init__(self, refused: MailError) -> None:
+        super().__init__(refused.code, refused.message, retryable=refused.retryable)
 
 
 def too_many_connections(reason: str) -> bool:
@@ -105,8 +99,10 @@ def too_many_connections(reason: str) -> bool:
 
 
 _APPENDUID = re.compile(r"APPENDUID (\d+) (\d+)", re.IGNORECASE)
-AUTH_HEADER = "BODY.PEEK[HEADER.FIELDS (AUTHENTICATION-RESULTS)]"
-_AUTH_KEY = b"BODY[HEADER.FIELDS (AUTHENTICATION-RESULTS)]"
+# Gmail's verdict and the delivery trace that shows Gmail wrote it (see parse.authentication).
+AUTH_FIELDS = "AUTHENTICATION-RESULTS ARC-AUTHENTICATION-RESULTS RECEIVED RECEIVED-SPF"
+AUTH_HEADER = f"BODY.PEEK[HEADER.FIELDS ({AUTH_FIELDS})]"
+_AUTH_KEY = f"BODY[HEADER.FIELDS ({AUTH_FIELDS})]".encode()
 
 
 @dataclass
@@ -155,8 +151,11 @@ def _fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
         item.envelope = envelope_info(data[b"ENVELOPE"])
     if b"BODYSTRUCTURE" in data:
         item.parts = parts(data[b"BODYSTRUCTURE"])
-    if _AUTH_KEY in data:
-        item.auth_header = bytes(data[_AUTH_KEY] or b"")
+    auth = data.get(_AUTH_KEY)
+    if auth is None:  # a server may echo the field list in its own spelling
+        auth = next((v for k, v in data.items() if bytes(k).upper().startswith(b"BODY[HEADER.FIELDS")), None)
+    if auth is not None or _AUTH_KEY in data:
+        item.auth_header = bytes(auth or b"")
     return item
 
 
@@ -255,6 +254,18 @@ class ImapSession:
             self._exists = int(answer.get(b"EXISTS", 0) or 0)
             self._selected = (path, writable)
         return path
+
+    def examine(self, path: str) -> int:
+        """EXAMINE any folder by its path (a label's own view); how many messages it shows."""
+        answer = self.client.select_folder(path, readonly=True)
+        self._exists = int(answer.get(b"EXISTS", 0) or 0)
+        self._selected = (path, False)
+        return self._exists
+
+    @property
+    def exists(self) -> int:
+        """Messages in the open folder, from its SELECT/EXAMINE answer."""
+        return self._exists
 
     # ------------------------------------------------------------------ reading
 
@@ -374,6 +385,24 @@ class ImapSession:
             return False
         return True
 
+    def fetch_beginnings(self, uids: list[int], sections: dict[str, int]) -> dict[int, dict[str, bytes]]:
+        """The first bytes of body parts of many messages in one FETCH (BODY.PEEK[part]<0.n>).
+
+        Every message is asked for every section; a part a message lacks comes back NIL (absent)."""
+        if not uids or not sections:
+            return {}
+        items = [f"BODY.PEEK[{part}]<0.{size}>" for part, size in sorted(sections.items())]
+        answer = self.client.fetch(uids, items)
+        found: dict[int, dict[str, bytes]] = {}
+        for uid, data in answer.items():
+            got: dict[str, bytes] = {}
+            for part in sections:
+                value = data.get(f"BODY[{part}]<0>".encode(), data.get(f"BODY[{part}]".encode()))
+                if isinstance(value, bytes | bytearray):
+                    got[part] = bytes(value)
+            found[int(uid)] = got
+        return found
+
     def fetch_part_slice(self, uid: int, part_id: str, start: int, length: int) -> bytes | None:
         """At most `length` encoded bytes of a body part from `start` on (BODY.PEEK[part]<start.length>)."""
         answer = self.client.fetch([uid], [f"BODY.PEEK[{part_id}]<{start}.{length}>"])
@@ -431,10 +460,10 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
             # network, not a refused password, and must stay retryable.
             if isinstance(error.__context__, IMAPClientAbortError | OSError):
                 raise network_error(account, error.__context__) from None
-            reason = _gmail_reason(error)
-            if too_many_connections(reason):
-                raise TooManyConnections(account, reason) from None
-            raise MailError("auth_failed", f'Mailbox "{account}": {reason}') from None
+            refused = login_refused(account, _gmail_reason(error), web_alert=_web_alert(client))
+            if too_many_connections(_gmail_reason(error)):
+                raise TooManyConnections(refused) from None
+            raise refused from None
         # Cache the capabilities Gmail sent with the login answer now: EXAMINE flushes imaplib's
         # untagged responses, and a later check would cost an extra CAPABILITY round trip.
         client.capabilities()
@@ -447,13 +476,20 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
     except (TimeoutError, OSError, ssl.SSLError) as error:
         raise network_error(account, error, changed=session is not None and session.changes_sent) from None
     except IMAPClientError as error:
-        raise MailError(
-            "upstream_error", f'Mailbox "{account}": Gmail answered: {_gmail_reason(error)}'
-        ) from None
+        raise command_refused(account, _gmail_reason(error)) from None
     finally:
         _close(client)
         if progress is not None:
             progress.unregister(sock)
+
+
+def _web_alert(client: IMAPClient) -> bool:
+    """Whether Gmail sent `* NO [WEBALERT <url>] Web login required.` before refusing the login
+    (imaplib files the response code under its own name)."""
+    untagged = getattr(getattr(client, "_imap", None), "untagged_responses", None) or {}
+    if "WEBALERT" in untagged:
+        return True
+    return any("WEBALERT" in _text(line).upper() for line in untagged.get("NO", []))
 
 
 def _close(client: IMAPClient) -> None:
@@ -484,9 +520,14 @@ async def run_session(
     for attempt in (1, 2):
         try:
             return await _one_session(pool, gate, account, address, password, endpoint, work)
-        except TooManyConnections:
+        except TooManyConnections as refused:
             if attempt == 2:
-                raise
+                raise MailError(
+                    "upstream_error",
+                    f"{refused.message} (Tried twice, a few seconds apart. This server itself opens at most "
+                    f"{max_connections} connections to the mailbox at once: max_connections in the settings.)",
+                    retryable=True,
+                ) from None
         deadline.note(f'waiting to log in again to mailbox "{account}" (Gmail: too many connections)')
         await anyio.sleep(random.uniform(*TOO_MANY_BACKOFF_S))
     raise AssertionError("unreachable")

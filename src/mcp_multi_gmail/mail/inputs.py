@@ -13,7 +13,6 @@ from ..gmail.parse import bare_id
 _LINE_BREAKERS = re.compile(r"[\x00\r\n]")
 # Unpaired surrogates (invalid UTF-8 in the caller's JSON): they cannot be encoded for any command.
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
-MAX_PAGE_OFFSET = 1_000_000
 # RFC 5322 caps a header line at 998 characters, so no real Message-ID is longer.
 MAX_MESSAGE_ID = 998
 
@@ -35,19 +34,6 @@ def search_query(query: str) -> str:
             "The search query is empty. Give a Gmail search, for example from:someone newer_than:7d."
         )
     return no_line_breaks("search query", text)
-
-
-def page_offset(token: str | None) -> int:
-    """Page tokens are offsets this server issued; anything else is refused, not guessed at."""
-    if token is None or token.strip() == "":
-        return 0
-    text = token.strip()
-    # Length first: int() of a 100 000-digit string raises before any comparison could refuse it.
-    if not text.isascii() or not text.isdigit() or len(text) > 7 or int(text) > MAX_PAGE_OFFSET:
-        raise invalid_input(
-            f'"{token[:40]}" is not a page token this server issued. Call again without page_token.'
-        )
-    return int(text)
 
 
 def message_id(value: str) -> str:

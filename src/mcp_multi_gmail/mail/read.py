@@ -20,9 +20,12 @@ from ..errors import MailError, not_found
 from ..gmail import imap
 from ..gmail.bodystream import SLICE_BYTES, read_window
 from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
-from ..gmail.parse import attachment_parts, body_part, clean, decode_body, decode_bytes, safe_filename
+from ..gmail.parse import Part, attachment_parts, body_part, clean, decode_body, decode_bytes, safe_filename
+from ..htmltext import html_to_text
 from ..runtime import Runtime
 from . import inputs
+from .cursor import Key, decode, encode, fingerprint, key_of
+from .preview import previews
 from .results import (
     AttachmentInfo,
     AttachmentResult,
@@ -32,11 +35,15 @@ from .results import (
     SearchFailure,
     SearchResult,
     ThreadHit,
+    ThreadMessage,
     ThreadResult,
 )
 from .summary import INBOX, carries, is_processed, iso, newest_match, summarize
 
 T = TypeVar("T")
+# Characters of a long HTML body converted to text: the conversion needs the markup from its start,
+# so a window beyond this point of a huge HTML body is not offered (body_truncated stays true).
+HTML_READ_LIMIT = 2_000_000
 MAX_MATCHES = 5000
 HIT_ITEMS = ["INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS"]
 # Up to this many matches the envelopes of all of them cost less than a second round trip.
@@ -68,8 +75,10 @@ async def in_session(
 @dataclass
 class _MailboxHits:
     threads: list[ThreadHit] = field(default_factory=list)
+    keys: list[Key] = field(default_factory=list)  # sort key of each listed thread
     total: int = 0
     unavailable: list[str] = field(default_factory=list)
+    more: bool = False  # threads after the page
 
 
 def _too_broad(account: Account, count: int) -> MailError:
@@ -81,7 +90,7 @@ def _too_broad(account: Account, count: int) -> MailError:
 
 
 def _search_mailbox(
-    session: ImapSession, account: Account, query: str, offset: int, limit: int
+    session: ImapSession, account: Account, query: str, after: Key | None, limit: int
 ) -> _MailboxHits:
     now = _now()
     session.open(ALL_MAIL)
@@ -109,14 +118,20 @@ def _search_mailbox(
     def newest(items: list[Fetched]) -> Fetched:
         return max(items, key=lambda m: (m.internaldate or datetime.min.replace(tzinfo=UTC), m.uid))
 
-    ordered = sorted(
-        threads.items(), key=lambda pair: (newest(pair[1]).internaldate, newest(pair[1]).uid), reverse=True
+    keyed = sorted(
+        (
+            (key_of(newest(items).internaldate, thread, account.name), thread, items)
+            for thread, items in threads.items()
+        ),
+        key=lambda entry: entry[0],
+        reverse=True,
     )
-    page = ordered[offset : offset + limit]
-    page_uids = [m.uid for _thread, items in page for m in items]
+    remaining = [entry for entry in keyed if after is None or entry[0] < after]
+    page = remaining[:limit]
+    page_uids = [m.uid for _key, _thread, items in page for m in items]
     details = meta if small else session.fetch(page_uids, HIT_ITEMS)
-    hits = _MailboxHits(total=len(ordered))
-    for thread, items in page:
+    hits = _MailboxHits(total=len(keyed), more=len(remaining) > limit)
+    for key, thread, items in page:
         top = details.get(newest(items).uid)
         if top is None:
             hits.unavailable.append(str(thread))
@@ -127,6 +142,7 @@ def _search_mailbox(
             for m in items
             if (got := details.get(m.uid)) is None or got.labels is None or not is_processed(got, account)
         )
+        hits.keys.append(key)
         hits.threads.append(
             ThreadHit(
                 account=account.name,
@@ -144,34 +160,19 @@ async def search_threads(
     runtime: Runtime, account_name: str, query: str, max_results: int, page_token: str | None
 ) -> SearchResult:
     query = inputs.search_query(query)
-    offset = inputs.page_offset(page_token)
+    stamp = fingerprint("mg_search_threads", account=account_name, query=query, max_results=max_results)
+    after = decode(page_token, stamp)
     accounts = runtime.accounts_for(account_name)
+
+    async def one(account: Account) -> _MailboxHits:
+        return await in_session(runtime, account, lambda s: _search_mailbox(s, account, query, after, max_results))
+
     if account_name != "all":
         [account] = accounts
-        hits = await in_session(
-            runtime, account, lambda s: _search_mailbox(s, account, query, offset, max_results)
-        )
-        return _page_result(
-            hits.threads,
-            hits.total,
-            hits.unavailable,
-            offset,
-            max_results,
-            [account.name],
-            [],
-            already_sliced=True,
-        )
-
-    # Every mailbox at once, each asked for the top offset+limit threads, then merged.
-    async def one(account: Account) -> _MailboxHits:
-        return await in_session(
-            runtime, account, lambda s: _search_mailbox(s, account, query, 0, offset + max_results)
-        )
+        return _page_result([await one(account)], max_results, stamp, [account.name], [])
 
     outcomes = await asyncio.gather(*(one(a) for a in accounts), return_exceptions=True)
-    merged: list[ThreadHit] = []
-    unavailable: list[str] = []
-    total = 0
+    done: list[_MailboxHits] = []
     searched: list[str] = []
     failures: list[SearchFailure] = []
     for account, outcome in zip(accounts, outcomes, strict=True):
@@ -181,33 +182,25 @@ async def search_threads(
             failures.append(SearchFailure(account=account.name, code="upstream_error", message=str(outcome)))
         else:
             searched.append(account.name)
-            merged.extend(outcome.threads)
-            unavailable.extend(outcome.unavailable)
-            total += outcome.total
-    merged.sort(key=lambda t: t.newest_match.received_at or "", reverse=True)
-    return _page_result(
-        merged, total, unavailable, offset, max_results, searched, failures, already_sliced=False
-    )
+            done.append(outcome)
+    return _page_result(done, max_results, stamp, searched, failures)
 
 
 def _page_result(
-    threads: list[ThreadHit],
-    total: int,
-    unavailable: list[str],
-    offset: int,
-    limit: int,
-    searched: list[str],
-    failures: list[SearchFailure],
-    *,
-    already_sliced: bool,
+    done: list[_MailboxHits], limit: int, stamp: str, searched: list[str], failures: list[SearchFailure]
 ) -> SearchResult:
-    page = threads if already_sliced else threads[offset : offset + limit]
-    end = offset + limit
+    merged = sorted(
+        ((k, t) for hits in done for k, t in zip(hits.keys, hits.threads, strict=True)),
+        key=lambda pair: pair[0],
+        reverse=True,
+    )
+    page = merged[:limit]
+    more = len(merged) > limit or any(hits.more for hits in done)
     return SearchResult(
-        threads=page,
-        total_threads=total,
-        next_page_token=str(end) if end < total else None,
-        unavailable_threads=unavailable,
+        threads=[t for _k, t in page],
+        total_threads=sum(hits.total for hits in done),
+        next_page_token=encode(stamp, page[-1][0]) if more and page else None,
+        unavailable_threads=[u for hits in done for u in hits.unavailable],
         searched=searched,
         failures=failures,
     )
@@ -225,8 +218,14 @@ def _read_thread(session: ImapSession, account: Account, thread: int) -> ThreadR
             f'No thread {thread} in mailbox "{account.name}". Thread ids come from mg_search_threads or '
             "mg_next_pass and belong to the mailbox they were found in."
         )
-    fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER])
-    messages = [summarize(item, account, now, with_auth=True) for item in fetched.values()]
+    fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER, "BODYSTRUCTURE"])
+    shown = previews(session, fetched.values())
+    messages = [
+        ThreadMessage(
+            **summarize(item, account, now, with_auth=True).model_dump(by_alias=False), preview=shown.get(item.uid)
+        )
+        for item in fetched.values()
+    ]
     messages.sort(key=lambda m: (m.received_at or "", m.uid))
     return ThreadResult(
         account=account.name,
@@ -268,8 +267,13 @@ def _disappeared(bare: str, account: Account) -> MailError:
     return not_found(f'The message <{bare}> disappeared from mailbox "{account.name}" while being read.')
 
 
+def html_part(structure: list[Part]) -> Part | None:
+    """The first HTML body part (for `raw_html`), whether or not there is a plain one beside it."""
+    return next((p for p in structure if p.mime_type == "text/html" and p.disposition != "attachment"), None)
+
+
 def _read_message(
-    session: ImapSession, account: Account, bare: str, offset: int, limit: int
+    session: ImapSession, account: Account, bare: str, offset: int, limit: int, raw_html: bool
 ) -> MessageResult:
     now = _now()
     session.open(ALL_MAIL)
@@ -279,27 +283,43 @@ def _read_message(
         raise _disappeared(bare, account)
     summary = summarize(item, account, now, with_auth=True)
     structure = item.parts or []
-    chosen = body_part(structure)
+    chosen = html_part(structure) if raw_html else None
+    chosen = chosen or body_part(structure)
     body_format: str | None = None
     window: str | None = None
-    start = total = 0
+    start = total = hidden = 0
     more = False
-    if chosen is not None and chosen.size is not None and chosen.size <= SLICE_BYTES:
-        # Only the chosen text part travels, never the whole message with its attachments.
-        raw = session.fetch_part(uid, chosen.part_id)
-        if raw is not None:
-            text = decode_body(raw, chosen.encoding, chosen.charset)
+    if chosen is not None:
+        html = chosen.mime_type == "text/html"
+        text: str | None = None
+        whole = True  # False: only the beginning of a long part was read
+        if chosen.size is not None and chosen.size <= SLICE_BYTES:
+            # Only the chosen text part travels, never the whole message with its attachments.
+            raw = session.fetch_part(uid, chosen.part_id)
+            if raw is not None:
+                text = decode_body(raw, chosen.encoding, chosen.charset)
+        elif html and not raw_html:
+            # Turning HTML into text needs the markup from its start: a bounded beginning, in slices.
+            beginning = read_window(session, uid, chosen, 0, HTML_READ_LIMIT)
+            if beginning is not None:
+                text, whole = beginning.text, not beginning.more
+        else:
+            # A long part is read in slices up to the window's end, never held whole in memory.
+            sliced = read_window(session, uid, chosen, offset, limit)
+            if sliced is not None:
+                window, start, total, more = sliced.text, sliced.start, sliced.total, sliced.more
+                body_format = "html" if html else "text"
+        if text is not None:
+            body_format = "text"
+            if html and raw_html:
+                body_format = "html"
+            elif html:
+                converted = html_to_text(text)
+                text, hidden, body_format = converted.text, converted.hidden_chars, "html_as_text"
             total = len(text)
             start = min(offset, total)
             window = text[start : start + limit]
-            more = start + len(window) < total
-    elif chosen is not None:
-        # A long part is read in slices up to the window's end, never held whole in memory.
-        sliced = read_window(session, uid, chosen, offset, limit)
-        if sliced is not None:
-            window, start, total, more = sliced.text, sliced.start, sliced.total, sliced.more
-    if window is not None and chosen is not None:
-        body_format = "html" if chosen.mime_type == "text/html" else "text"
+            more = start + len(window) < total or not whole
     return MessageResult(
         **summary.model_dump(by_alias=False),
         body_format=body_format,
@@ -307,6 +327,7 @@ def _read_message(
         body_offset=start,
         body_total_length=total,
         body_truncated=window is not None and more,
+        hidden_text_chars=hidden,
         attachments=[
             AttachmentInfo(
                 attachment_id=part.part_id,
@@ -322,12 +343,17 @@ def _read_message(
 
 
 async def get_message(
-    runtime: Runtime, account_name: str, message_id: str, body_offset: int, max_body_length: int
+    runtime: Runtime,
+    account_name: str,
+    message_id: str,
+    body_offset: int,
+    max_body_length: int,
+    raw_html: bool = False,
 ) -> MessageResult:
     bare = inputs.message_id(message_id)
     account = runtime.account(account_name)
     return await in_session(
-        runtime, account, lambda s: _read_message(s, account, bare, body_offset, max_body_length)
+        runtime, account, lambda s: _read_message(s, account, bare, body_offset, max_body_length, raw_html)
     )
 
 
