@@ -73,3 +73,27 @@ async def test_windows_of_a_long_body_come_from_slices(
     beyond = await ok(call, runtime, "mg_get_message", **get, body_offset=len(text) + 5)
     assert beyond["body"] == "" and beyond["body_offset"] == len(text) and beyond["body_total_length"] == len(text)
 
+
+
+async def test_a_long_html_body_is_converted_from_a_bounded_beginning(
+    emulator: GmailEmulator,
+    call: Call,
+    write_config: Callable[..., Path],
+    make_runtime: Callable[[Path], Runtime],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(bodystream, "SLICE_BYTES", SLICE)
+    monkeypatch.setattr(read, "SLICE_BYTES", SLICE)
+    monkeypatch.setattr(read, "HTML_READ_LIMIT", 20_000)
+    paragraphs = [f"Odstavec {i}: žluťoučký kůň." for i in range(3000)]
+    msg = _long_message("", "base64")
+    msg.set_content("".join(f"<p>{p}</p>\n" for p in paragraphs), subtype="html", charset="utf-8", cte="base64")
+    emulator.deliver("osobni@example.cz", msg)
+    account = {"name": "o", "address": "osobni@example.cz", "password": "osobniheslohesla"}
+    runtime = make_runtime(write_config([account]))
+    emulator.reset_counters()
+    data = await ok(call, runtime, "mg_get_message", account="o", message_id="dlouhy-dopis@example.org")
+    assert data["body_format"] == "html_as_text" and data["body_truncated"] is True
+    assert data["body"].startswith(paragraphs[0]) and paragraphs[100] in data["body"]
+    fetches = _body_fetches(emulator)
+    assert 1 <= len(fetches) <= 4 and all("<" in line for line in fetches)  # a bounded beginning only
