@@ -124,3 +124,20 @@ def test_entries_expire_after_seven_days(tmp_path: Path) -> None:
     assert journal.find("jine", "recent@example.cz", now) is None  # another mailbox's send
     journal.record("o", "new@example.cz", now)
     assert "old@example.cz" not in journal.path.read_text()  # pruned on the next write
+
+
+def _record_many(folder: str, prefix: str) -> None:
+    journal = SendJournal(Path(folder))
+    for i in range(15):
+        journal.record("o", f"{prefix}-{i}@example.cz")
+
+
+def test_server_processes_of_several_conversations_lose_no_entry(tmp_path: Path) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(3, mp_context=multiprocessing.get_context("spawn")) as pool:
+        list(pool.map(_record_many, [str(tmp_path)] * 3, ["a", "b", "c"]))
+    journal = SendJournal(tmp_path)
+    missing = [f"{p}-{i}" for p in "abc" for i in range(15) if journal.find("o", f"{p}-{i}@example.cz") is None]
+    assert missing == []

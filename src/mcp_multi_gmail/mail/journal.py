@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -27,8 +28,29 @@ JOURNAL_FILE = "send-journal.json"
 KEEP = timedelta(days=7)
 VERSION = 1
 
-# Parallel sends in one process take turns on the file.
+# Parallel sends in one process take turns on the file; server processes of other conversations
+# take turns through an advisory lock on a file beside it (where the system offers one).
 _LOCK = threading.Lock()
+LOCK_FILE = ".send-journal.lock"
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: one process at a time is all the lock covers
+    fcntl = None  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
+def _across_processes(folder: Path) -> Iterator[None]:
+    if fcntl is None:
+        yield
+        return
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 @dataclass(frozen=True)
@@ -144,9 +166,10 @@ class SendJournal:
         moment = now or datetime.now(UTC)
         entry = Entry(account, message_id, moment)
         with _LOCK:
-            kept = [e for e in self._load() if moment - e.handed_over < KEEP]
             try:
-                self._save([*kept, entry])
+                with _across_processes(self.path.parent):
+                    kept = [e for e in self._load() if moment - e.handed_over < KEEP]
+                    self._save([*kept, entry])
             except OSError as error:
                 raise _unwritable(self.path, error) from None
         deadline.with_progress(lambda progress: _note_handed_over(progress, message_id))
@@ -157,10 +180,11 @@ class SendJournal:
         wanted = message_id.casefold()
         with _LOCK:
             try:
-                entries = self._load()
-                left = [e for e in entries if not (e.account == account and e.message_id.casefold() == wanted)]
-                if len(left) != len(entries):
-                    self._save(left)
+                with _across_processes(self.path.parent):
+                    entries = self._load()
+                    left = [e for e in entries if not (e.account == account and e.message_id.casefold() == wanted)]
+                    if len(left) != len(entries):
+                        self._save(left)
             except (MailError, OSError):
                 pass  # a leftover entry only means a repeat needs repeat: true
 
