@@ -429,6 +429,10 @@ class GmailEmulator:
     def outbox(self) -> list[OutboxEntry]:
         return self._front.outbox()
 
+    def smtp_pending(self) -> int:
+        """How many Sent filings and local deliveries are still waiting for their delay."""
+        return self._on_loop(self._front.pending)
+
     # ----------------------------------------------------------------- knobs, latency, faults
 
     @property

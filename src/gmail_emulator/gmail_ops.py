@@ -317,8 +317,9 @@ def append(
 ) -> Message:
     """APPEND: the folder decides labels/location; a future or pre-1970 date becomes now.
 
-    Drafts get the \\Draft label and lose the \\Draft flag (unless `draft_flag_visible`); an
-    APPEND to Sent of a "similar" message (same Message-ID and Date) replaces the earlier copy.
+    Drafts get the \\Draft label and lose the \\Draft flag (unless `draft_flag_visible`); with
+    `merge_similar_sent`, an APPEND to Sent of a "similar" message (same Message-ID and Date)
+    replaces the earlier copy.
     """
     knobs = account.store.knobs
     now = account.store.now()
@@ -331,7 +332,7 @@ def append(
     labels, location = _folder_placement(folder)
     if folder.kind == "drafts" and not knobs.draft_flag_visible:
         stored_flags.discard(FLAG_DRAFT)
-    if folder.kind == "sent":
+    if folder.kind == "sent" and knobs.merge_similar_sent:
         _drop_similar_sent(account, ParsedMessage(raw))
     return account.add_message(raw, labels=labels, flags=stored_flags, internaldate=when, location=location)
 

@@ -310,6 +310,7 @@ async def _search(session: ImapSession, cmd: Command, uid: bool) -> str:
         max_uid=max((u for _, u, _ in live), default=0),
         max_seq=len(session.uids),
         labels_from_index=store.knobs.label_search_lags,
+        raw_finds_trash=store.knobs.raw_search_in_trash,
         date_zone=store.knobs.search_zone(),
     )
     hits: list[int] = []

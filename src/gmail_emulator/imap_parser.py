@@ -64,12 +64,14 @@ async def read_command(
     literal_minus_max: int,
     max_literal: int,
     on_chunk: Callable[[bytes], None] | None = None,
+    max_line: int | None = None,
 ) -> RawCommand | None:
     """Read one command with its literals; None at end of stream.
 
     A synchronising literal `{n}` is acknowledged through `continuation()` (the session writes
     `+ go ahead`); a non-synchronising `{n+}` larger than `literal_minus_max` is read and
-    discarded, and the command comes back with `error` set (LITERAL-, RFC 7888).
+    discarded, and the command comes back with `error` set (LITERAL-, RFC 7888). A line longer
+    than `max_line` bytes (literal data not counted) makes the command come back with BAD.
     """
     parts: list[bytes] = []
     error: str | None = None
@@ -84,6 +86,10 @@ async def read_command(
             on_chunk(line)
         parts.append(line)
         m = _LITERAL_AT_END.search(line)
+        if max_line is not None and len(line.rstrip(b"\r\n")) > max_line and error is None:
+            error = "BAD Command line too long (Failure)"
+            if m is not None and not m.group(2):
+                return RawCommand(b"".join(parts), error)  # no "+ go ahead" for a refused command
         if m is None:
             return RawCommand(b"".join(parts), error)
         size, non_sync = int(m.group(1)), bool(m.group(2))

@@ -240,6 +240,7 @@ class ImapSession:
                     self._go_ahead,
                     literal_minus_max=self.store.knobs.literal_minus_max,
                     max_literal=APPEND_LIMIT,
+                    max_line=self.store.knobs.max_line_length,
                 )
                 if raw is None:
                     break

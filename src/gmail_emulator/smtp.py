@@ -359,6 +359,10 @@ class SmtpFront:
         with self._lock:
             return list(self._outbox)
 
+    def pending(self) -> int:
+        """Sent filings and local deliveries scheduled but not yet done (call on the loop)."""
+        return len(self._timers)
+
     # ----------------------------------------------------------------- auth
 
     def check_password(self, login: str, password: str) -> str | None:
@@ -460,7 +464,7 @@ class SmtpFront:
             if FLAG_SEEN not in own.flags:
                 account.set_flags(own, own.flags | {FLAG_SEEN})
             return
-        for msg in account.messages.values():
+        for msg in account.messages.values() if self.store.knobs.merge_similar_sent else ():
             if SENT not in msg.labels or msg.header_id != job.header_id:
                 continue
             dates = msg.parsed.raw_header("date")

@@ -7,6 +7,7 @@ import datetime as dt
 import pytest
 from imapclient.exceptions import IMAPClientError
 
+from gmail_emulator.knobs import Knobs
 from gmail_emulator.store import DRAFT, INBOX, SENT, STARRED
 
 
@@ -401,7 +402,8 @@ def test_append_dates_are_clamped(imap_emu) -> None:
     assert by_subject["fine"].internaldate == dt.datetime(2001, 1, 1, 8, 0, tzinfo=dt.UTC)
 
 
-def test_append_similar_sent_replaces(imap_emu) -> None:
+@pytest.mark.parametrize("imap_knobs", [Knobs(raw_search_lag_s=0.0, merge_similar_sent=True)], indirect=True)
+def test_append_similar_sent_replaces_when_merging(imap_emu) -> None:
     client = imap_emu.client()
     mail = imap_emu.make_mail("sent once", message_id="<same@x>")
     client.append("[Gmail]/Sent Mail", mail)
@@ -434,3 +436,11 @@ def test_threading_by_headers(imap_emu) -> None:
     assert client.search(["X-GM-THRID", first.thrid]) == [1, 2]
     assert client.search(["X-GM-MSGID", reply.msgid]) == [2]
     assert reply.msgid > 2**53
+
+
+def test_append_similar_sent_keeps_both_by_default(imap_emu) -> None:
+    client = imap_emu.client()
+    mail = imap_emu.make_mail("sent twice", message_id="<twice@x>")
+    client.append("[Gmail]/Sent Mail", mail)
+    client.append("[Gmail]/Sent Mail", mail)
+    assert len([m for m in imap_emu.alice.messages.values() if SENT in m.labels]) == 2

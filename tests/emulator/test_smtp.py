@@ -15,7 +15,7 @@ import aiosmtplib
 import pytest
 from imapclient import IMAPClient
 
-from gmail_emulator import GmailEmulator, MessageInfo, SmtpFault
+from gmail_emulator import GmailEmulator, Knobs, MessageInfo, SmtpFault
 
 ALICE, ALICE_PW = "alice@example.com", "alicealicealicea"
 BOB, BOB_PW = "bob@example.com", "bobbobbobbobbobb"
@@ -31,7 +31,8 @@ Port = Literal["ssl", "starttls"]
 
 @pytest.fixture(scope="module")
 def emu_module() -> Iterator[GmailEmulator]:
-    with GmailEmulator(seed=SEED) as emu:
+    # Filing and index delays off: the tests that are about them set them.
+    with GmailEmulator(seed=SEED, knobs=Knobs(sent_filing_delay_s=0.0, raw_search_lag_s=0.0)) as emu:
         yield emu
 
 
@@ -217,7 +218,7 @@ def test_filing_delay_knob(emu: GmailEmulator) -> None:
     emu.set_knobs(sent_filing_delay_s=1.0)
     started = time.monotonic()
     send(emu, make_message())
-    assert sent_copies(emu) == []
+    assert sent_copies(emu) == [] and emu.smtp_pending() == 1
     assert len(inbox(emu, BOB)) == 1  # delivery has its own (zero) delay
     assert wait_for(lambda: len(sent_copies(emu)) == 1, timeout=6)
     assert time.monotonic() - started >= 0.9
@@ -293,7 +294,8 @@ def test_bcc_style_envelope_recipients_are_delivered(emu: GmailEmulator) -> None
     assert len(inbox(emu, BOB)) == 1
 
 
-def test_similar_message_already_in_sent_is_not_filed_again(emu: GmailEmulator) -> None:
+def test_similar_message_already_in_sent_is_not_filed_again_when_merging(emu: GmailEmulator) -> None:
+    emu.set_knobs(merge_similar_sent=True)
     msg = make_message(msgid="<dup-1@example.com>")
     emu.append(ALICE, msg.as_bytes(), labels=["\\Sent"], flags=["\\Seen"])
     send(emu, msg)
@@ -303,6 +305,21 @@ def test_similar_message_already_in_sent_is_not_filed_again(emu: GmailEmulator) 
     msg["Date"] = "Tue, 03 Nov 2026 10:00:00 +0000"
     send(emu, msg)
     assert len(sent_copies(emu)) == 2
+
+
+def test_similar_message_is_filed_again_by_default(emu: GmailEmulator) -> None:
+    msg = make_message(msgid="<dup-2@example.com>")
+    emu.append(ALICE, msg.as_bytes(), labels=["\\Sent"], flags=["\\Seen"])
+    send(emu, msg)
+    assert len(sent_copies(emu)) == 2  # no merging unless the knob asks for it
+    assert emu.smtp_pending() == 0
+
+
+def test_default_knobs_are_realistic_delays() -> None:
+    knobs = Knobs()
+    assert knobs.sent_filing_delay_s is not None and 2.0 <= knobs.sent_filing_delay_s <= 10.0
+    assert 2.0 <= knobs.raw_search_lag_s <= 5.0
+    assert knobs.merge_similar_sent is False and knobs.thread_by_subject is True
 
 
 def test_outbox_keeps_exact_bytes_and_missing_headers_are_added(emu: GmailEmulator) -> None:

@@ -359,7 +359,7 @@ async def _fault_point(
 @pytest.fixture
 def fast_sent_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Gmail files within seconds; the emulator files at once, so the server's waits are shortened."""
-    monkeypatch.setattr(send_service, "SENT_CHECK_DELAYS_S", (0.0, 0.01, 0.02))
+    monkeypatch.setattr(send_service, "SENT_WAIT_S", 0.05)
 
 
 @pytest.mark.usefixtures("fast_sent_checks")

@@ -79,7 +79,13 @@ async def test_full_cycle_pass_label_pass_and_a_new_reply(
     assert again["window_clear"] is True and again["threads"] == [] and again["oldest_unprocessed_at"] is None
 
     emulator_session.deliver(
-        JANA, reply("chata-vysocina-09@example.org", "Petr <petr@example.com>", "Re: Chata", "chata-10@example.com")
+        JANA,
+        reply(
+            "chata-vysocina-09@example.org",
+            "Petr <petr@example.com>",
+            "Re: Chata na Vysočině – kdy pojedeme?",
+            "chata-10@example.com",
+        ),
     )
     after = await ok(call, demo, "mg_next_pass", account="osobni", since=since)
     [back] = after["threads"]

@@ -99,6 +99,49 @@ def too_many_connections(reason: str) -> bool:
 
 
 _APPENDUID = re.compile(r"APPENDUID (\d+) (\d+)", re.IGNORECASE)
+
+# Gmail's command-length limit is undocumented and other servers answer BAD to very long lines
+# (RFC 7162 section 4 asks servers to take at least 8192 octets): long id lists and UID sets are
+# split into commands of bounded size, so the number of commands grows in steps, not per message.
+IDS_PER_SEARCH = 50
+UIDS_PER_COMMAND = 1000
+MAX_LINE_CHARS = 7000
+
+
+def _batches(items: list[T], most: int, width: Callable[[T], int]) -> list[list[T]]:
+    """Items in order, in groups of at most `most` whose widths add up to at most MAX_LINE_CHARS."""
+    batches: list[list[T]] = []
+    current: list[T] = []
+    chars = 0
+    for item in items:
+        wide = width(item)
+        if current and (len(current) >= most or chars + wide > MAX_LINE_CHARS):
+            batches.append(current)
+            current, chars = [], 0
+        current.append(item)
+        chars += wide
+    if current:
+        batches.append(current)
+    return batches
+
+
+def uid_batches(uids: list[int]) -> list[list[int]]:
+    """Sorted distinct UIDs in groups of at most UIDS_PER_COMMAND that fit on one command line."""
+    return _batches(sorted(set(uids)), UIDS_PER_COMMAND, lambda uid: len(str(uid)) + 1)
+
+
+def id_batches(bare_ids: list[str]) -> list[list[str]]:
+    """Message-IDs in groups of at most IDS_PER_SEARCH whose search terms fit on one command line."""
+    # The term around each id: rfc822msgid:"…" or OR HEADER Message-ID "<…>".
+    return _batches(bare_ids, IDS_PER_SEARCH, lambda bare: len(bare.encode()) + 24)
+
+
+def _header_term(bare: str) -> str:
+    """`HEADER Message-ID "<id>"`, always quoted: an unquoted id such as `a{3}` would read as a literal."""
+    escaped = bare.replace("\\", "\\\\").replace('"', '\\"')
+    return f'HEADER Message-ID "<{escaped}>"'
+
+
 # Gmail's verdict and the delivery trace that shows Gmail wrote it (see parse.authentication).
 AUTH_FIELDS = "AUTHENTICATION-RESULTS ARC-AUTHENTICATION-RESULTS RECEIVED RECEIVED-SPF"
 AUTH_HEADER = f"BODY.PEEK[HEADER.FIELDS ({AUTH_FIELDS})]"
@@ -278,26 +321,59 @@ class ImapSession:
         wide = any(isinstance(item, str) and not item.isascii() for item in criteria)
         return sorted(int(u) for u in self.client.search(criteria, charset="UTF-8" if wide else None))
 
+    def search_header_ids(self, bare_ids: list[str]) -> list[int]:
+        """UID SEARCH HEADER Message-ID "<id>" in the open folder, OR-grouped IDS_PER_SEARCH at a time.
+
+        It reads the header itself, not Gmail's search index, which lags behind new mail (the
+        brackets make the substring match an exact one)."""
+        found: set[int] = set()
+        plain = [bare for bare in bare_ids if bare.isascii() and bare.isprintable()]
+        for batch in id_batches(plain):
+            criteria = "OR " * (len(batch) - 1) + " ".join(_header_term(bare) for bare in batch)
+            found.update(int(u) for u in self.client.search(criteria))  # a string goes out as written
+        for bare in bare_ids:
+            if not bare.isascii() and bare.isprintable():
+                found.update(self.search(["HEADER", "Message-ID", f"<{bare}>"]))  # as a UTF-8 literal
+        return sorted(found)
+
+    def search_gmail_msgid(self, msgid: int) -> list[int]:
+        """UID SEARCH X-GM-MSGID: Gmail's own id of one message, answered without the search index."""
+        return self.search(["X-GM-MSGID", msgid])
+
     def fetch(self, uids: list[int], items: list[str]) -> dict[int, Fetched]:
-        """One UID FETCH for the whole set, however many messages it holds."""
-        if not uids:
-            return {}
-        answer = self.client.fetch(uids, items)
-        return {int(uid): _fetched(int(uid), data) for uid, data in answer.items()}
+        """UID FETCH of a whole set: one command per UIDS_PER_COMMAND messages, never one per message."""
+        found: dict[int, Fetched] = {}
+        for batch in uid_batches(uids):
+            answer = self.client.fetch(batch, items)
+            found.update((int(uid), _fetched(int(uid), data)) for uid, data in answer.items())
+        return found
 
-    def find_message_ids(self, bare_ids: list[str]) -> dict[str, list[Fetched]]:
-        """The copies of many Message-IDs in two commands: one X-GM-RAW OR-group, one FETCH.
-
-        Keys are the ids as the envelopes carry them, case-folded (Gmail matches them that way)."""
-        if not bare_ids:
-            return {}
-        terms = " ".join(f'rfc822msgid:"{bare}"' for bare in bare_ids)
-        uids = self.search_raw(f"{{{terms}}}" if len(bare_ids) > 1 else terms)
+    def _by_message_id(self, uids: list[int]) -> dict[str, list[Fetched]]:
         found: dict[str, list[Fetched]] = {}
         for item in self.fetch(uids, ["ENVELOPE", "X-GM-THRID", "X-GM-LABELS", "FLAGS"]).values():
             key = item.envelope.message_id if item.envelope else None
             if key is not None:
                 found.setdefault(key.casefold(), []).append(item)
+        return found
+
+    def find_message_ids(self, bare_ids: list[str]) -> dict[str, list[Fetched]]:
+        """The copies of many Message-IDs: an X-GM-RAW OR-group and a FETCH (per IDS_PER_SEARCH ids).
+
+        Ids the search index does not know yet (it lags behind new mail) are looked for once more by
+        their header, in one more search and FETCH, so that cost is paid only on a miss. Keys are the
+        ids as the envelopes carry them, case-folded (Gmail matches them that way)."""
+        if not bare_ids:
+            return {}
+        uids: set[int] = set()
+        for batch in id_batches(bare_ids):
+            terms = " ".join(f'rfc822msgid:"{bare}"' for bare in batch)
+            uids.update(self.search_raw(f"{{{terms}}}" if len(batch) > 1 else terms))
+        found = self._by_message_id(sorted(uids))
+        missing = [bare for bare in bare_ids if bare.casefold() not in found]
+        if missing:
+            late = [uid for uid in self.search_header_ids(missing) if uid not in uids]
+            for key, items in self._by_message_id(late).items():
+                found.setdefault(key, []).extend(items)
         return found
 
     # ------------------------------------------------------------------ writing
@@ -318,34 +394,36 @@ class ImapSession:
 
     def change_labels(self, uids: list[int], labels: list[str], *, add: bool) -> bool:
         """UID STORE ±X-GM-LABELS.SILENT; False when Gmail refuses (the caller reads back anyway)."""
-        if not uids:
-            return True
-        self.changes_sent = True
-        try:
-            if add:
-                self.client.add_gmail_labels(uids, labels, silent=True)
-            else:
-                self.client.remove_gmail_labels(uids, labels, silent=True)
-        except IMAPClientAbortError:
-            raise
-        except IMAPClientError:
-            return False
-        return True
+        accepted = True
+        for batch in uid_batches(uids):
+            self.changes_sent = True
+            try:
+                if add:
+                    self.client.add_gmail_labels(batch, labels, silent=True)
+                else:
+                    self.client.remove_gmail_labels(batch, labels, silent=True)
+            except IMAPClientAbortError:
+                raise
+            except IMAPClientError:
+                accepted = False  # the other batches still go: the caller reads every message back
+        return accepted
 
     def change_flags(self, uids: list[int], flags: list[str], *, add: bool) -> bool:
-        if not uids or not flags:
+        if not flags:
             return True
-        self.changes_sent = True
-        try:
-            if add:
-                self.client.add_flags(uids, flags, silent=True)
-            else:
-                self.client.remove_flags(uids, flags, silent=True)
-        except IMAPClientAbortError:
-            raise
-        except IMAPClientError:
-            return False
-        return True
+        accepted = True
+        for batch in uid_batches(uids):
+            self.changes_sent = True
+            try:
+                if add:
+                    self.client.add_flags(batch, flags, silent=True)
+                else:
+                    self.client.remove_flags(batch, flags, silent=True)
+            except IMAPClientAbortError:
+                raise
+            except IMAPClientError:
+                accepted = False
+        return accepted
 
     def fetch_all(self, items: list[str]) -> dict[int, Fetched]:
         """Every message of the open folder: one SEARCH ALL and one FETCH (an empty folder costs nothing)."""

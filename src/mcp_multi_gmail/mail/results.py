@@ -365,10 +365,17 @@ class DraftsResult(BaseModel):
 
 class SentCopy(BaseModel):
     saved: bool
-    filed_by: Literal["gmail", "server"] | None
+    filed_by: Literal["gmail", "server"] | None = Field(
+        description='"gmail" when Gmail filed its own copy; "server" when Gmail had not filed it after the '
+        "wait and this server appended the copy itself"
+    )
     folder: str | None
     uid: int | None
     error: str | None
+    waited_s: float | None = Field(
+        default=None, description="Seconds spent looking for Gmail's own copy in Sent before the answer"
+    )
+    note: str | None = Field(default=None, description="What happened to the Sent copy, when it is not the usual")
 
 
 class SendResult(BaseModel):
