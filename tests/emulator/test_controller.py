@@ -441,3 +441,36 @@ def test_packaged_demo_seed_is_valid() -> None:
         seed = load_seed(path)
     assert len(seed.accounts) >= 1
     assert all(acc.messages for acc in seed.accounts)
+
+
+def test_login_peak_counts_sessions_logged_in_at_once(emu: GmailEmulator) -> None:
+    emu.reset_counters()
+    first, second, third = imap(emu), imap(emu), imap(emu)
+    assert emu.logged_in_now(ALICE) == 3
+    first.logout()
+    second.logout()
+    fourth = imap(emu)
+    assert emu.login_peak(ALICE) == 3 and emu.logged_in_now(ALICE) == 2
+    emu.reset_counters()  # the peak starts again from the sessions open now
+    assert emu.login_peak(ALICE) == 2
+    third.logout()
+    fourth.logout()
+
+
+def test_bandwidth_makes_replies_trickle(emu: GmailEmulator) -> None:
+    client = imap(emu)
+    try:
+        emu.set_bandwidth(100)  # each ~20-byte NOOP answer then occupies the line for ~0.2 s
+        started = time.monotonic()
+        client.noop()
+        client.noop()
+        slow = time.monotonic() - started
+        emu.set_bandwidth(None)
+        client.noop()  # waits out the pause the last slow answer left behind
+        started = time.monotonic()
+        client.noop()
+        fast = time.monotonic() - started
+        assert slow >= 0.15 and fast < 0.1
+    finally:
+        emu.set_bandwidth(None)
+        client.logout()

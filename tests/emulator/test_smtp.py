@@ -622,3 +622,28 @@ def test_client_vanishing_never_breaks_the_server(emu: GmailEmulator, cut_after:
     assert emu.outbox() == []
     send(emu, make_message())
     assert len(emu.outbox()) == 1
+
+
+@pytest.mark.parametrize(("stage", "accepted"), [("mail", False), ("after_data", True)])
+def test_fault_hold_keeps_the_reply_until_the_client_goes(
+    emu: GmailEmulator, stage: Literal["mail", "after_data"], accepted: bool
+) -> None:
+    emu.add_smtp_fault(SmtpFault(stage, "hold"))
+
+    async def held_send() -> None:
+        client = aiosmtplib.SMTP(
+            hostname=emu.host, port=emu.smtp_ssl_port, use_tls=True, cert_bundle=str(emu.ca_file), timeout=10
+        )
+        await client.connect()
+        await client.login(ALICE, ALICE_PW)
+        sending = asyncio.ensure_future(client.sendmail(ALICE, [BOB], make_message().as_bytes()))
+        await wait_until_async(lambda: emu.smtp_held() >= 1, 10, "the hold")  # the emulator has its own loop
+        assert not sending.done()  # no reply while held
+        client.close()  # the client goes away, as a killed process would
+        with pytest.raises(aiosmtplib.SMTPException):
+            await sending
+
+    asyncio.run(held_send())
+    assert len(emu.outbox()) == (1 if accepted else 0)
+    with pytest.raises(ValueError, match="hold works at"):
+        SmtpFault("ehlo", "hold")

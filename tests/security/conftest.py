@@ -146,6 +146,7 @@ def make_runtime(emulator: GmailEmulator, tmp_path: Path, files: dict[str, Path]
             endpoint=resolve_endpoint(environ),
             layout=None,
             environ=environ,
+            state_dir=tmp_path / "state",
         )
 
     return make

@@ -44,6 +44,7 @@ from security_support import (
 from gmail_emulator import FaultRule, GmailEmulator, SmtpFault
 from mcp_multi_gmail.gmail.imap import forget_special_folders
 from mcp_multi_gmail.mail import send as send_service
+from mcp_multi_gmail.mail.journal import JOURNAL_FILE
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -174,6 +175,8 @@ class Bench:
         forget_special_folders()
         self.base.smtp_ports.clear()
         self.base.handed_over.clear()
+        # Gmail's store starts afresh, so the send journal of earlier points goes too.
+        (self.base.state_folder() / JOURNAL_FILE).unlink(missing_ok=True)
         return self.base
 
     async def run(self, runtime: Runtime) -> Outcome:

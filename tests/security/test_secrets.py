@@ -253,8 +253,13 @@ async def test_successful_work_never_shows_the_password(
 # ------------------------------------------------------------------ the real process over stdio
 
 
-def _env(emulator: GmailEmulator) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", ""), **emulator.env()}
+def _env(emulator: GmailEmulator, state_dir: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", ""),
+        "MG_WATCH_DIR": str(state_dir),
+        **emulator.env(),
+    }
 
 
 @pytest.mark.anyio
@@ -270,7 +275,7 @@ async def test_server_process_keeps_the_password_off_stdout_and_stderr(emulator:
     }
     path = _config(tmp_path, config)
     errlog = tmp_path / "stderr.txt"
-    params = StdioServerParameters(command=str(SCRIPT), args=["--config", str(path)], env=_env(emulator))
+    params = StdioServerParameters(command=str(SCRIPT), args=["--config", str(path)], env=_env(emulator, tmp_path))
     texts: list[str] = []
     with errlog.open("w") as stderr:
         async with Client(stdio_client(params, errlog=stderr)) as client:
@@ -353,7 +358,7 @@ def test_invalid_utf8_over_stdio_is_refused_and_the_server_lives_on(emulator: Gm
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=_env(emulator),
+        env=_env(emulator, tmp_path),
     )
     lines = _stdout_lines(proc)
     seen: list[bytes] = []

@@ -28,14 +28,24 @@ TYM = {"name": "tym", "address": "tym@example.com", "password": "tymoveheslohesl
 SCRIPT = SERVER_SCRIPT
 
 
-def server_env(emulator: GmailEmulator) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", ""), **emulator.env()}
+def server_env(emulator: GmailEmulator, state_dir: Path) -> dict[str, str]:
+    """The server's environment; its state folder (send journal) belongs to the test."""
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", ""),
+        "MG_WATCH_DIR": str(state_dir),
+        **emulator.env(),
+    }
 
 
 @pytest.mark.anyio
-async def test_sdk_client_over_stdio(emulator: GmailEmulator, write_config: Callable[..., Path]) -> None:
+async def test_sdk_client_over_stdio(
+    emulator: GmailEmulator, write_config: Callable[..., Path], tmp_path: Path
+) -> None:
     config = write_config([OSOBNI, TYM])
-    params = StdioServerParameters(command=str(SCRIPT), args=["--config", str(config)], env=server_env(emulator))
+    params = StdioServerParameters(
+        command=str(SCRIPT), args=["--config", str(config)], env=server_env(emulator, tmp_path)
+    )
     async with Client(params) as client:
         assert client.instructions is not None
         assert "osobni" in client.instructions and GUIDE_URI in client.instructions
@@ -60,14 +70,16 @@ async def test_sdk_client_over_stdio(emulator: GmailEmulator, write_config: Call
         assert result.structured_content["smtp"] == [{"account": "osobni", "port": 465}]
 
 
-def test_stdout_carries_only_protocol(emulator: GmailEmulator, write_config: Callable[..., Path], raw_rpc: Any) -> None:
+def test_stdout_carries_only_protocol(
+    emulator: GmailEmulator, write_config: Callable[..., Path], raw_rpc: Any, tmp_path: Path
+) -> None:
     config = write_config([OSOBNI, {**TYM, "password": "wrongwrongwrongw"}])
     proc = subprocess.Popen(
         [str(SCRIPT), "--config", str(config)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=server_env(emulator),
+        env=server_env(emulator, tmp_path),
     )
     rpc = raw_rpc(proc)
     try:
@@ -108,10 +120,12 @@ def test_stdout_carries_only_protocol(emulator: GmailEmulator, write_config: Cal
 
 @pytest.mark.anyio
 async def test_draft_send_then_trash_the_draft_over_stdio(
-    emulator: GmailEmulator, write_config: Callable[..., Path]
+    emulator: GmailEmulator, write_config: Callable[..., Path], tmp_path: Path
 ) -> None:
     config = write_config([OSOBNI])
-    params = StdioServerParameters(command=str(SCRIPT), args=["--config", str(config)], env=server_env(emulator))
+    params = StdioServerParameters(
+        command=str(SCRIPT), args=["--config", str(config)], env=server_env(emulator, tmp_path)
+    )
     text = {"to": ["petr@partner.example"], "subject": "Schůzka", "body": "Hodí se vám úterý?"}
     async with Client(params) as client:
         draft = await client.call_tool("mg_save_draft", {"account": "osobni", **text})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import random
 import re
 import socket
 import ssl
@@ -23,16 +24,22 @@ from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginEr
 from imapclient.imap_utf7 import decode as decode_utf7
 from imapclient.imapclient import SocketTimeout
 
+from .. import deadline
 from ..errors import MailError
+from .connections import Connections, Gate
 from .endpoint import Endpoint
 from .parse import EnvelopeInfo, Part, envelope_info, parts
 from .refusals import command_refused, login_refused
 
 T = TypeVar("T")
 
-# Connect quickly (a blocked port stays silent), but let big fetches take their time.
+# Connect quickly (a blocked port stays silent), but let big fetches take their time. Both are
+# shortened to what is left of the call's deadline.
 CONNECT_TIMEOUT_S = 30.0
 READ_TIMEOUT_S = 120.0
+# Gmail's answer to one LOGIN too many; the wait before the one more try is jittered so that
+# parallel calls do not come back at the same moment.
+TOO_MANY_BACKOFF_S = (1.0, 3.0)
 
 ALL_MAIL = "\\All"
 DRAFTS = "\\Drafts"
@@ -77,6 +84,18 @@ def network_error(account: str, error: BaseException, *, changed: bool = False) 
         f'Mailbox "{account}": the connection to Gmail failed ({reason}). Try again in a moment.',
         retryable=True,
     )
+
+
+class TooManyConnections(MailError):
+    """Gmail refused LOGIN because the account has too many IMAP connections open (the user's
+    other clients hold them, or another program): worth one more try after a pause."""
+
+    def __init__(self, refused: MailError) -> None:
+        super().__init__(refused.code, refused.message, retryable=refused.retryable)
+
+
+def too_many_connections(reason: str) -> bool:
+    return "too many simultaneous connections" in reason.lower()
 
 
 _APPENDUID = re.compile(r"APPENDUID (\d+) (\d+)", re.IGNORECASE)
@@ -206,7 +225,17 @@ class ImapSession:
         self._exists = 0  # messages in the open folder, from the SELECT/EXAMINE answer
         # A command that changes the mailbox (CREATE, STORE, APPEND, MOVE) was sent: if the connection
         # breaks from here on, its outcome is unknown and the error has to say so.
-        self.changes_sent = False
+        self._changes_sent = False
+
+    @property
+    def changes_sent(self) -> bool:
+        return self._changes_sent
+
+    @changes_sent.setter
+    def changes_sent(self, value: bool) -> None:
+        self._changes_sent = value
+        if value:
+            deadline.with_progress(lambda progress: progress.mark_changed(self.account))
 
     def all_folders(self) -> list[tuple[str, str | None, bool]]:
         """(path, special-use flag or None, selectable) for every folder, from one LIST per session."""
@@ -452,6 +481,15 @@ class ImapSession:
             found[int(uid)] = got
         return found
 
+    def fetch_part_slice(self, uid: int, part_id: str, start: int, length: int) -> bytes | None:
+        """At most `length` encoded bytes of a body part from `start` on (BODY.PEEK[part]<start.length>)."""
+        answer = self.client.fetch([uid], [f"BODY.PEEK[{part_id}]<{start}.{length}>"])
+        data = answer.get(uid)
+        if not data:
+            return None
+        value = data.get(f"BODY[{part_id}]<{start}>".encode())
+        return bytes(value) if value is not None else None
+
     def fetch_part(self, uid: int, part_id: str) -> bytes | None:
         """The raw bytes of one body part (BODY.PEEK: reading never sets \\Seen)."""
         answer = self.client.fetch([uid], [f"BODY.PEEK[{part_id}]"])
@@ -468,7 +506,9 @@ def _connect(endpoint: Endpoint) -> IMAPClient:
         port=endpoint.imap_port,
         ssl=True,
         ssl_context=endpoint.tls_context(),
-        timeout=SocketTimeout(connect=CONNECT_TIMEOUT_S, read=READ_TIMEOUT_S),
+        timeout=SocketTimeout(
+            connect=deadline.remaining(CONNECT_TIMEOUT_S), read=deadline.remaining(READ_TIMEOUT_S)
+        ),
     )
     client.normalise_times = False  # keep INTERNALDATE's own offset; we convert to UTC ourselves
     # imapclient writes a SEARCH line and its CRLF separately; with Nagle's algorithm on, the CRLF
@@ -485,8 +525,12 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
         client = _connect(endpoint)
     except (OSError, ssl.SSLError, IMAPClientError) as error:
         raise network_error(account, error) from None
+    progress = deadline.current()
+    sock = client.socket()
     session: ImapSession | None = None
     try:
+        if progress is not None and not progress.register(sock):
+            raise TimeoutError("the call's deadline passed")  # abandoned while connecting
         try:
             client.login(address, password)
         except LoginError as error:
@@ -494,7 +538,10 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
             # network, not a refused password, and must stay retryable.
             if isinstance(error.__context__, IMAPClientAbortError | OSError):
                 raise network_error(account, error.__context__) from None
-            raise login_refused(account, _gmail_reason(error), web_alert=_web_alert(client)) from None
+            refused = login_refused(account, _gmail_reason(error), web_alert=_web_alert(client))
+            if too_many_connections(_gmail_reason(error)):
+                raise TooManyConnections(refused) from None
+            raise refused from None
         # Cache the capabilities Gmail sent with the login answer now: EXAMINE flushes imaplib's
         # untagged responses, and a later check would cost an extra CAPABILITY round trip.
         client.capabilities()
@@ -510,6 +557,8 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
         raise command_refused(account, _gmail_reason(error)) from None
     finally:
         _close(client)
+        if progress is not None:
+            progress.unregister(sock)
 
 
 def _web_alert(client: IMAPClient) -> bool:
@@ -530,15 +579,70 @@ def _close(client: IMAPClient) -> None:
 
 
 async def run_session(
-    account: str, address: str, password: str, endpoint: Endpoint, work: Callable[[ImapSession], T]
+    account: str,
+    address: str,
+    password: str,
+    endpoint: Endpoint,
+    work: Callable[[ImapSession], T],
+    *,
+    connections: Connections | None = None,
+    max_connections: int = 4,
 ) -> T:
-    """Run `work` inside one IMAP session on a worker thread of its own."""
+    """Run `work` inside one IMAP session on a worker thread, within the mailbox's connection cap.
+
+    Waiting for a free slot counts against the call's deadline. When Gmail still refuses the login
+    for too many connections (other clients hold them), wait a jittered moment and try once more.
+    """
+    pool = connections if connections is not None else _default_connections()
+    gate = pool.gate(f"{endpoint.imap_host}:{endpoint.imap_port}:{address}", max_connections)
+    for attempt in (1, 2):
+        try:
+            return await _one_session(pool, gate, account, address, password, endpoint, work)
+        except TooManyConnections as refused:
+            if attempt == 2:
+                raise MailError(
+                    "upstream_error",
+                    f"{refused.message} (Tried twice, a few seconds apart. This server itself opens at most "
+                    f"{max_connections} connections to the mailbox at once: max_connections in the settings.)",
+                    retryable=True,
+                ) from None
+        deadline.note(f'waiting to log in again to mailbox "{account}" (Gmail: too many connections)')
+        await anyio.sleep(random.uniform(*TOO_MANY_BACKOFF_S))
+    raise AssertionError("unreachable")
+
+
+async def _one_session(
+    pool: Connections,
+    gate: Gate,
+    account: str,
+    address: str,
+    password: str,
+    endpoint: Endpoint,
+    work: Callable[[ImapSession], T],
+) -> T:
+    deadline.note(f'waiting for a free connection to mailbox "{account}" ({gate.busy} of {gate.cap} in use)')
+    await gate.acquire()
 
     def in_thread() -> T:
-        with open_session(account, address, password, endpoint) as session:
-            return work(session)
+        try:
+            deadline.note(f'working with mailbox "{account}" over IMAP')
+            with open_session(account, address, password, endpoint) as session:
+                return work(session)
+        finally:
+            gate.release()  # only now is the connection really closed
 
-    return await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
+    # Cancelled before a thread took the work: the slot was never handed over, give it back here.
+    return await pool.run(in_thread, on_skipped=gate.release)
+
+
+_DEFAULT: Connections | None = None
+
+
+def _default_connections() -> Connections:
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Connections()
+    return _DEFAULT
 
 
 def verify_login(account: str, address: str, password: str, endpoint: Endpoint) -> None:

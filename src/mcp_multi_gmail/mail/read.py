@@ -18,6 +18,7 @@ from typing import TypeVar
 from ..config import Account
 from ..errors import MailError, not_found
 from ..gmail import imap
+from ..gmail.bodystream import SLICE_BYTES, read_window
 from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
 from ..gmail.parse import Part, attachment_parts, body_part, clean, decode_body, decode_bytes, safe_filename
 from ..htmltext import html_to_text
@@ -40,6 +41,9 @@ from .results import (
 from .summary import INBOX, carries, is_processed, iso, newest_match, summarize
 
 T = TypeVar("T")
+# Characters of a long HTML body converted to text: the conversion needs the markup from its start,
+# so a window beyond this point of a huge HTML body is not offered (body_truncated stays true).
+HTML_READ_LIMIT = 2_000_000
 MAX_MATCHES = 5000
 HIT_ITEMS = ["INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS"]
 # Up to this many matches the envelopes of all of them cost less than a second round trip.
@@ -54,7 +58,15 @@ def _now() -> datetime:
 async def in_session(
     runtime: Runtime, account: Account, work: Callable[[ImapSession], T]
 ) -> T:
-    return await imap.run_session(account.name, account.address, account.password, runtime.endpoint, work)
+    return await imap.run_session(
+        account.name,
+        account.address,
+        account.password,
+        runtime.endpoint,
+        work,
+        connections=runtime.worker_threads(),
+        max_connections=account.max_connections,
+    )
 
 
 # ------------------------------------------------------------------ search
@@ -274,29 +286,47 @@ def _read_message(
     chosen = html_part(structure) if raw_html else None
     chosen = chosen or body_part(structure)
     body_format: str | None = None
-    text: str | None = None
-    hidden = 0
+    window: str | None = None
+    start = total = hidden = 0
+    more = False
     if chosen is not None:
-        # Only the chosen text part travels, never the whole message with its attachments.
-        raw = session.fetch_part(uid, chosen.part_id)
-        if raw is not None:
-            text = decode_body(raw, chosen.encoding, chosen.charset)
+        html = chosen.mime_type == "text/html"
+        text: str | None = None
+        whole = True  # False: only the beginning of a long part was read
+        if chosen.size is not None and chosen.size <= SLICE_BYTES:
+            # Only the chosen text part travels, never the whole message with its attachments.
+            raw = session.fetch_part(uid, chosen.part_id)
+            if raw is not None:
+                text = decode_body(raw, chosen.encoding, chosen.charset)
+        elif html and not raw_html:
+            # Turning HTML into text needs the markup from its start: a bounded beginning, in slices.
+            beginning = read_window(session, uid, chosen, 0, HTML_READ_LIMIT)
+            if beginning is not None:
+                text, whole = beginning.text, not beginning.more
+        else:
+            # A long part is read in slices up to the window's end, never held whole in memory.
+            sliced = read_window(session, uid, chosen, offset, limit)
+            if sliced is not None:
+                window, start, total, more = sliced.text, sliced.start, sliced.total, sliced.more
+                body_format = "html" if html else "text"
+        if text is not None:
             body_format = "text"
-            if chosen.mime_type == "text/html" and raw_html:
+            if html and raw_html:
                 body_format = "html"
-            elif chosen.mime_type == "text/html":
+            elif html:
                 converted = html_to_text(text)
                 text, hidden, body_format = converted.text, converted.hidden_chars, "html_as_text"
-    total = len(text) if text is not None else 0
-    start = min(offset, total)
-    window = text[start : start + limit] if text is not None else None
+            total = len(text)
+            start = min(offset, total)
+            window = text[start : start + limit]
+            more = start + len(window) < total or not whole
     return MessageResult(
         **summary.model_dump(by_alias=False),
         body_format=body_format,
         body=window,
         body_offset=start,
         body_total_length=total,
-        body_truncated=window is not None and start + len(window) < total,
+        body_truncated=window is not None and more,
         hidden_text_chars=hidden,
         attachments=[
             AttachmentInfo(

@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from .. import policy
+from .. import deadline, policy
 from ..config import Account
 from ..domain import Address
 from ..errors import MailError
@@ -20,6 +20,7 @@ from ..gmail import imap, smtp
 from ..gmail.compose import Composed, compose, content_message_id
 from ..gmail.imap import SENT, ImapSession
 from ..runtime import Runtime
+from .journal import SendJournal, duplicate
 from .outgoing import (
     Original,
     Prepared,
@@ -166,6 +167,12 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
     message_id = _message_id(account, prepared, repeat)
     if not repeat and (account.name, message_id) in runtime.handed_over:
         raise _handed_over_before(account, message_id)
+    # The journal on disk outlives the process: a repeat after a crash is refused whatever Sent shows.
+    journal = SendJournal(runtime.state_folder())
+    journalled = journal.find(account.name, message_id)
+    if journalled is not None and not repeat:
+        raise duplicate(account.name, journalled)
+    deadline.with_progress(_nothing_sent_yet)
     before = await in_session(runtime, account, lambda s: _before_sending(s, account, prepared, message_id, repeat))
     quote_wanted = request.quote_original and prepared.in_reply_to is not None
     composed = compose(
@@ -185,9 +192,11 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
             prepared.sender[0],
             composed.envelope_recipients,
             composed.smtp_data,
+            before_data=lambda: journal.record(account.name, composed.message_id),
         )
     except smtp.SendFailed as failure:
         if not failure.maybe_sent:
+            journal.forget(account.name, composed.message_id)
             raise _send_error(runtime, account, port, failure, composed) from None
         # The bytes were handed over and then the line broke: Gmail's Sent folder tells what happened.
         runtime.handed_over.add((account.name, composed.message_id))
@@ -205,8 +214,20 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
         return _result(account, prepared, composed, submission, port, filed, extra=[broke])
 
     runtime.handed_over.add((account.name, composed.message_id))
+    deadline.with_progress(lambda progress: _accepted(progress, composed.message_id))
     sent_copy = await _sent_copy(runtime, account, composed, append=True)
     return _result(account, prepared, composed, submission, port, sent_copy, extra=[])
+
+
+def _nothing_sent_yet(progress: deadline.CallProgress) -> None:
+    progress.not_sent = "The message had not been handed to Gmail yet: nothing was sent, and trying again is safe."
+
+
+def _accepted(progress: deadline.CallProgress, message_id: str) -> None:
+    progress.handed_over = (
+        f"Gmail had already accepted the message <{message_id}>: it went out and must NOT be sent again; only "
+        "its copy in Sent was not confirmed."
+    )
 
 
 def _result(

@@ -26,7 +26,7 @@ from .arguments import (
     Identifiers,
     NoNumber,
 )
-from .common import READ_ONLY, AccountName, structured_errors
+from .common import READ_ONLY, AccountName, structured_errors, within_deadline
 
 Addresses = Annotated[
     EmailAddresses,
@@ -119,6 +119,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ),
     )
     @structured_errors
+    @within_deadline(runtime)
     async def mg_save_draft(
         account: AccountName,
         to: Addresses,
@@ -155,6 +156,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_list_drafts", title="List drafts", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_list_drafts(
         account: AccountName,
         max_results: Annotated[Count, Field(ge=1, le=100, description="Drafts to return, newest first")] = 25,
@@ -172,6 +174,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ),
     )
     @structured_errors
+    @within_deadline(runtime)
     async def mg_send_message(
         account: AccountName,
         to: Addresses,
@@ -224,6 +227,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ),
     )
     @structured_errors
+    @within_deadline(runtime)
     async def mg_trash_message(
         account: AccountName,
         message_id: Annotated[Identifier, Field(description="Message-ID of the one message to move to Trash")],
