@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from gmail_emulator import GmailEmulator
+from mcp_multi_gmail.gmail.endpoint import loopback_environ
 
 ROOT = Path(__file__).resolve().parent.parent
 ADDRESS = "velka@example.cz"
@@ -167,7 +168,7 @@ def main() -> int:
             emulator.deliver(ADDRESS, big_message(args.megabytes))
             config = tmp / "config.json"
             config.write_text(json.dumps({"accounts": [{"name": "velka", "address": ADDRESS, "password": PASSWORD}]}))
-            env.update(emulator.env())
+            env.update(loopback_environ(**emulator.env()))
             rows = [measure(config, env, int(n)) for n in args.parallel.split(",")]
     print(f"Peak RSS of the server, {args.megabytes} MB text body, first 8000-character window ({label}):")
     print("| parallel reads | idle RSS MB | peak RSS MB | seconds | failed |")

@@ -31,6 +31,7 @@ from typing import Any
 from body_memory import export_revision
 
 from gmail_emulator import FaultRule, GmailEmulator, Knobs, SmtpFault
+from mcp_multi_gmail.gmail.endpoint import loopback_environ
 
 ADDRESS = "zatez@example.cz"
 PASSWORD = "zatezheslohesloo"
@@ -203,7 +204,7 @@ def main() -> int:
             _seed(emulator)
             config = tmp / "config.json"
             config.write_text(json.dumps({"accounts": [ACCOUNT], **top}))
-            env.update(emulator.env())
+            env.update(loopback_environ(**emulator.env()))
             rows = {
                 "50 parallel calls": burst(emulator, config, env),
                 "40 calls, SEARCH stalled 30 s": stall(emulator, config, env),

@@ -32,6 +32,7 @@ from harness import CallFailed, Cell, Driver, Reply, Sample, Startup, measure, t
 from mcp import StdioServerParameters  # noqa: E402
 
 from gmail_emulator import GmailEmulator, Knobs  # noqa: E402
+from mcp_multi_gmail.gmail.endpoint import loopback_environ  # noqa: E402
 
 RESULTS = HERE / "results"
 PEER_VENV = HERE / ".peer-venv"
@@ -149,7 +150,7 @@ def ours_params(emu: GmailEmulator, setup: Setup, name: str, boxes: list[fx.Mail
     config.chmod(0o600)
     exe = Path(sys.executable).parent / "mcp-multi-gmail"
     command, args = (str(exe), []) if exe.exists() else (sys.executable, ["-m", "mcp_multi_gmail"])
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "LANG": "C.UTF-8", **emu.env()}
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "LANG": "C.UTF-8", **loopback_environ(**emu.env())}
     return StdioServerParameters(command=command, args=[*args, "--config", str(config)], env=env, cwd=str(home))
 
 

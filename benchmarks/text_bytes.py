@@ -29,7 +29,7 @@ import fixtures as fx  # noqa: E402
 from gmail_emulator import GmailEmulator  # noqa: E402
 from mcp_multi_gmail.config import load_config  # noqa: E402
 from mcp_multi_gmail.demo import DEMO_ACCOUNTS, demo_seed  # noqa: E402
-from mcp_multi_gmail.gmail.endpoint import resolve_endpoint  # noqa: E402
+from mcp_multi_gmail.gmail.endpoint import loopback_environ, resolve_endpoint  # noqa: E402
 from mcp_multi_gmail.runtime import Runtime  # noqa: E402
 from mcp_multi_gmail.server import build_server  # noqa: E402
 
@@ -70,7 +70,7 @@ def main() -> None:
             accounts = [*DEMO_ACCOUNTS, {"name": "a", "address": mailbox.address, "password": fx.PASSWORD}]
             config = folder / "config.json"
             config.write_text(json.dumps({"accounts": accounts, "download_dir": str(folder / "dl")}), "utf-8")
-            environ = emu.env()
+            environ = loopback_environ(**emu.env())
             runtime = Runtime(
                 config=load_config(config, layout=None, environ=environ),
                 endpoint=resolve_endpoint(environ),

@@ -12,6 +12,7 @@ from typing import Any
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.migration import GENERAL_NOTES
+from support import gmail_env
 
 # The fullest configuration the 1.5.0 documentation shows (its config.example.advanced.json).
 CONFIG_1_5_0: dict[str, Any] = {
@@ -104,7 +105,7 @@ def notes_of(stdout: str) -> list[str]:
 
 def test_the_1_5_0_example_would_start_and_connects_nowhere(emulator: GmailEmulator, tmp_path: Path) -> None:
     path = write(tmp_path / "multigmail.json", CONFIG_1_5_0)
-    env = {**PASSWORD_ENV, **emulator.env()}
+    env = {**PASSWORD_ENV, **gmail_env(emulator)}
     emulator.reset_counters()
     done = run(["--check-config", str(path)], env, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -24,7 +24,7 @@ from mcp import Client, StdioServerParameters
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail import __version__
 from mcp_multi_gmail.layout import GUARD_MESSAGE, check_location
-from support import ROOT
+from support import ROOT, gmail_env
 
 BUILD_SCRIPT = ROOT / "scripts" / "build_release.py"
 ADDON = Path(".doplnky") / "mcp-multi-gmail"
@@ -107,7 +107,7 @@ def shell_env(emulator: GmailEmulator | None = None) -> dict[str, str]:
     }
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
     if emulator is not None:
-        env.update(emulator.env())
+        env.update(gmail_env(emulator))
     return env
 
 

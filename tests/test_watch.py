@@ -36,6 +36,7 @@ from mcp_multi_gmail.watch import (
 from mcp_multi_gmail.watch_args import DEFAULT_MAX_MS, WatchArgsError, plan_watch
 from mcp_multi_gmail.watch_check import imap_check
 from mcp_multi_gmail.watch_state import KNOWN_FILE, OWNER_FILE, load_known
+from support import gmail_env
 
 OSOBNI = "osobni@example.cz"
 PRACE = "tym@example.com"
@@ -121,7 +122,7 @@ def make(
             max_time=max_time,
             hours=hours,
             layout=None,
-            environ=emulator.env(),
+            environ=gmail_env(emulator),
         )
         options: dict[str, Any] = {
             "state_dir": state_dir,
@@ -401,7 +402,7 @@ def test_sigterm_stops_run_watcher(
     timer.start()
     code = run_watcher(
         config_path=config_path, since=[f"osobni={boundary()}"], interval="1m", max_time="5m", hours=None,
-        layout=None, environ=emulator.env(), state_dir=state_dir,
+        layout=None, environ=gmail_env(emulator), state_dir=state_dir,
     )  # fmt: skip
     timer.join()
     assert code == 4
@@ -464,7 +465,7 @@ def start(
             max_time=options.get("max_time"),
             hours=options.get("hours"),
             layout=None,
-            environ=emulator.env(),
+            environ=gmail_env(emulator),
             state_dir=state_dir,
         )
         return code, capsys.readouterr().out
@@ -513,7 +514,7 @@ def test_watch_flags_choose_the_mailboxes(write_config: Callable[..., Path], emu
     accounts = [{**ACCOUNTS[0], "watch": True}, ACCOUNTS[1], ACCOUNTS[2]]
     plan = plan_watch(
         config_path=write_config(accounts), since=[f"prace={boundary()}", f"osobni={boundary()}"],
-        interval=None, max_time=None, hours=None, layout=None, environ=emulator.env(),
+        interval=None, max_time=None, hours=None, layout=None, environ=gmail_env(emulator),
     )  # fmt: skip
     assert list(plan.watched) == ["osobni"]
     assert plan.dropped == ("prace",)
@@ -526,7 +527,7 @@ def test_options_override_the_config(write_config: Callable[..., Path], emulator
     def plan(**options: str | None) -> tuple[float, tuple[int, int] | None]:
         result = plan_watch(
             config_path=path, since=[f"osobni={boundary()}"], interval=options.get("interval"),
-            max_time=options.get("max_time"), hours=options.get("hours"), layout=None, environ=emulator.env(),
+            max_time=options.get("max_time"), hours=options.get("hours"), layout=None, environ=gmail_env(emulator),
         )  # fmt: skip
         return result.interval_s, result.hours
 
@@ -607,7 +608,7 @@ def test_watcher_process_wakes_on_waiting_mail(
         [sys.executable, "-m", "mcp_multi_gmail", "--config", str(config_path), "--wait",
          "--since", f"osobni={today}", "--max", "1m", "--interval", "1m"],
         stdin=subprocess.DEVNULL, capture_output=True, encoding="utf-8", timeout=60,
-        env={**clean_env, **emulator.env(), "MG_WATCH_DIR": str(state_dir)},
+        env={**clean_env, **gmail_env(emulator), "MG_WATCH_DIR": str(state_dir)},
     )  # fmt: skip
     assert time.monotonic() - started < 30
     assert done.returncode == 0, done.stderr
@@ -636,7 +637,7 @@ def test_state_written_by_1_5_0_with_bracketed_ids_is_understood(
 def test_anchor_in_rfc_2822_or_iso_with_a_space(config_path: Path, emulator: GmailEmulator) -> None:
     plan = plan_watch(
         config_path=config_path, since=["osobni=Sun, 29 Nov 2026 08:00:00 +0100", "prace=2026-11-29 08:00"],
-        interval=None, max_time=None, hours=None, layout=None, environ=emulator.env(),
+        interval=None, max_time=None, hours=None, layout=None, environ=gmail_env(emulator),
     )  # fmt: skip
     assert plan.watched == {
         "osobni": datetime(2026, 11, 29, 7, 0, tzinfo=UTC),
@@ -653,7 +654,7 @@ def test_watcher_process_ignores_unknown_arguments_and_still_watches(
         [sys.executable, "-m", "mcp_multi_gmail", "--wait", "--config", str(config_path), "--verbose",
          "--since", f"osobni={today}", "--max=1m", "--interval", "1m", "navic"],
         stdin=subprocess.DEVNULL, capture_output=True, encoding="utf-8", timeout=60,
-        env={**clean_env, **emulator.env(), "MG_WATCH_DIR": str(state_dir)},
+        env={**clean_env, **gmail_env(emulator), "MG_WATCH_DIR": str(state_dir)},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [new_mail_line("osobni 1")]

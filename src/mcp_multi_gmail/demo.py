@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gmail_emulator import GmailEmulator
 
-# The sample mailboxes of the demo seed (src/gmail_emulator/seeds/demo/README.md).
+# The sample mailboxes of the demo seed (packages/gmail-emulator/src/gmail_emulator/seeds/demo/README.md).
 CLASSIFICATIONS = {
     "Asistent/akce": "the user has to do something",
     "Asistent/čeká": "waiting for someone else",
@@ -127,7 +127,9 @@ class DemoSetup:
 
     def env(self) -> dict[str, str]:
         """MG_GMAIL_ENDPOINT and MG_GMAIL_CA_FILE pointing at the emulator."""
-        return self.emulator.env()
+        from .gmail.endpoint import loopback_environ
+
+        return loopback_environ(**self.emulator.env())
 
 
 # The demo folder holds a config with the sample passwords, the CA key and the downloads.

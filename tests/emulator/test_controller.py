@@ -67,8 +67,14 @@ def test_endpoint_env_and_ca(emu: GmailEmulator) -> None:
     assert emu.host == "127.0.0.1"
     ports = (emu.imap_port, emu.smtp_ssl_port, emu.smtp_starttls_port)
     assert all(p > 0 for p in ports) and len(set(ports)) == 3
-    assert emu.endpoint() == f"127.0.0.1:{emu.imap_port}:{emu.smtp_ssl_port}:{emu.smtp_starttls_port}"
-    assert emu.env() == {"MG_GMAIL_ENDPOINT": emu.endpoint(), "MG_GMAIL_CA_FILE": str(emu.ca_file)}
+    # Host, ports and CA only: the emulator knows no client's variable names.
+    assert emu.env() == {
+        "host": "127.0.0.1",
+        "imap_port": emu.imap_port,
+        "smtp_ssl_port": emu.smtp_ssl_port,
+        "smtp_starttls_port": emu.smtp_starttls_port,
+        "ca_file": str(emu.ca_file),
+    }
     assert emu.ca_file.read_text().startswith("-----BEGIN CERTIFICATE-----")
     ctx = emu.client_ssl_context()
     assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
@@ -225,13 +231,13 @@ def test_snapshot_detects_changes_only(emu: GmailEmulator) -> None:
 
 
 def test_reset_gives_a_fresh_store_on_the_same_ports(emu: GmailEmulator) -> None:
-    ports = emu.endpoint()
+    ports = emu.env()
     emu.deliver(ALICE, raw_message("gone@example.com"))
     emu.add_account("carol@example.com", "carolcarolcarolc")
     emu.set_knobs(unknown_label_policy="ignore")
     emu.add_fault(FaultRule("no:boom", match="SELECT"))
     emu.reset()
-    assert emu.endpoint() == ports
+    assert emu.env() == ports
     assert emu.snapshot() == {}
     assert emu.knobs.unknown_label_policy == "create"
     emu.reset(SEED)

@@ -1,4 +1,4 @@
-"""The demo seed (src/gmail_emulator/seeds/demo) loads and shows the behaviours its README promises."""
+"""The demo seed (gmail_emulator/seeds/demo) loads and shows the behaviours its README promises."""
 
 from __future__ import annotations
 

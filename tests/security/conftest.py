@@ -31,6 +31,7 @@ from mcp_multi_gmail.config import load_config
 from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
 from mcp_multi_gmail.gmail.imap import forget_special_folders
 from mcp_multi_gmail.runtime import Runtime
+from support import gmail_env
 
 COUNTS = pytest.StashKey[Counter[str]]()
 
@@ -140,7 +141,7 @@ def make_runtime(emulator: GmailEmulator, tmp_path: Path, files: dict[str, Path]
         path = tmp_path / "multigmail.json"
         path.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
         forget_special_folders()  # every runtime starts like a fresh server process
-        environ = emulator.env()
+        environ = gmail_env(emulator)
         return Runtime(
             config=load_config(path, layout=None, environ=environ),
             endpoint=resolve_endpoint(environ),

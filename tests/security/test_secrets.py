@@ -26,7 +26,7 @@ from gmail_emulator import FaultRule, GmailEmulator, SmtpFault
 from mcp_multi_gmail import cli
 from mcp_multi_gmail.config import ConfigError, load_config
 from mcp_multi_gmail.runtime import Runtime
-from support import INITIALIZED, SERVER_SCRIPT, initialize_request
+from support import INITIALIZED, SERVER_SCRIPT, gmail_env, initialize_request
 
 SCRIPT = SERVER_SCRIPT
 GOOD_ACCOUNT = {"name": "o", "address": ME, "password": CANARY_GROUPED}
@@ -119,7 +119,7 @@ def test_configuration_errors_never_quote_the_password(
 ) -> None:
     body, raw = make(tmp_path)
     path = _config(tmp_path, body, raw=raw)
-    environ = {**emulator.env(), "MG_HESLO": CANARY}
+    environ = {**gmail_env(emulator), "MG_HESLO": CANARY}
     with pytest.raises(ConfigError) as caught:
         load_config(path, layout=None, environ=environ)
     _no_canary(caught.value.message, f"configuration error for {name}")
@@ -258,7 +258,7 @@ def _env(emulator: GmailEmulator, state_dir: Path) -> dict[str, str]:
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", ""),
         "MG_WATCH_DIR": str(state_dir),
-        **emulator.env(),
+        **gmail_env(emulator),
     }
 
 

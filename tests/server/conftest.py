@@ -17,13 +17,14 @@ from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
 from mcp_multi_gmail.gmail.imap import forget_special_folders
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
+from support import gmail_env
 
 
 @pytest.fixture
 def make_runtime(emulator: GmailEmulator, tmp_path: Path) -> Callable[[Path], Runtime]:
     def make(config_path: Path) -> Runtime:
         forget_special_folders()  # every test starts like a fresh server process
-        environ = emulator.env()
+        environ = gmail_env(emulator)
         return Runtime(
             config=load_config(config_path, layout=None, environ=environ),
             endpoint=resolve_endpoint(environ),
@@ -48,7 +49,7 @@ def demo(
     emulator_session.reset(DEMO_SEED)
     forget_special_folders()
     path = write_config(DEMO_ACCOUNTS, download_dir=str(tmp_path / "downloads"))
-    environ = emulator_session.env()
+    environ = gmail_env(emulator_session)
     return Runtime(
         config=load_config(path, layout=None, environ=environ),
         endpoint=resolve_endpoint(environ),

@@ -20,7 +20,7 @@ from stdio_driver import ServerProcess, server_env, tool_result
 
 from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.runtime import Runtime
-from support import wait_until
+from support import gmail_env, wait_until
 
 OSOBNI = {"name": "osobni", "address": "osobni@example.cz", "password": "osobniheslohesla"}
 SEARCH = {"account": "osobni", "query": "from:karel"}
@@ -96,7 +96,7 @@ def test_fifty_parallel_calls_use_at_most_four_logins_and_ping_stays_quick(
     _seed(emulator)
     emulator.set_latency("SEARCH", 0.05)  # calls overlap, as they do against Gmail
     config = write_config([OSOBNI])
-    server = ServerProcess(config, server_env(emulator.env(), tmp_path / "state"))
+    server = ServerProcess(config, server_env(gmail_env(emulator), tmp_path / "state"))
     try:
         _first_call(server)
         emulator.reset_counters()
@@ -151,7 +151,7 @@ def test_forty_calls_against_a_stalled_search_end_at_the_deadline(
 ) -> None:
     _seed(emulator)
     config = write_config([OSOBNI], call_timeout_s=10)
-    server = ServerProcess(config, server_env(emulator.env(), tmp_path / "state"))
+    server = ServerProcess(config, server_env(gmail_env(emulator), tmp_path / "state"))
     try:
         _first_call(server)
         emulator.add_fault(FaultRule("delay:30", match="SEARCH", times=-1))
@@ -181,7 +181,7 @@ def test_slow_drip_is_cut_off_at_the_deadline(
     _seed(emulator)
     emulator.set_bandwidth(40)  # 40 bytes a second: no single read ever times out
     config = write_config([OSOBNI], call_timeout_s=10)
-    server = ServerProcess(config, server_env(emulator.env(), tmp_path / "state"))
+    server = ServerProcess(config, server_env(gmail_env(emulator), tmp_path / "state"))
     try:
         sent = time.monotonic()
         reply, arrived = server.wait_timed(server.call("mg_search_threads", SEARCH), 60)

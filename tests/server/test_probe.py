@@ -21,6 +21,7 @@ from gmail_emulator.knobs import ENGLISH_FOLDERS, GERMAN_FOLDERS
 from mcp_multi_gmail import cli
 from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
 from mcp_multi_gmail.gmail.probe import ProbeReport, run_probe
+from support import gmail_env
 
 ADDRESS = "sonda@example.cz"
 PASSWORD = "sondaheslosonda1"
@@ -60,7 +61,7 @@ def mailbox(emulator: GmailEmulator) -> GmailEmulator:
 
 
 def probe(emulator: GmailEmulator, *, write_test: bool = False) -> ProbeReport:
-    endpoint = resolve_endpoint(emulator.env())
+    endpoint = resolve_endpoint(gmail_env(emulator))
     return run_probe("sonda", ADDRESS, PASSWORD, endpoint, write_test=write_test, today=TODAY)
 
 
@@ -156,7 +157,7 @@ def test_a_refused_login_is_reported_with_its_diagnosis(mailbox: GmailEmulator) 
 
 @pytest.fixture
 def probe_config(mailbox: GmailEmulator, write_config: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> Path:
-    for key, value in mailbox.env().items():
+    for key, value in gmail_env(mailbox).items():
         monkeypatch.setenv(key, value)
     return write_config([{"name": "sonda", "address": ADDRESS, "password": PASSWORD}])
 

@@ -19,6 +19,7 @@ from toolcalls import Call, error, ok
 from gmail_emulator import FaultRule, GmailEmulator, SmtpFault
 from mcp_multi_gmail.gmail.refusals import smtp_login_refused
 from mcp_multi_gmail.runtime import Runtime
+from support import gmail_env
 from tool_results import error_body
 
 pytestmark = pytest.mark.anyio
@@ -97,7 +98,7 @@ async def test_too_many_connections_for_real_is_retryable(
 ) -> None:
     """The emulator's own 15-connection cap, filled by "other clients" holding sessions open."""
     emulator.set_knobs(max_connections=2)
-    env = emulator.env()
+    env = gmail_env(emulator)
     host, port = env["MG_GMAIL_ENDPOINT"].split(":")[0:2]
     context = ssl.create_default_context(cafile=env["MG_GMAIL_CA_FILE"])
     others = [IMAPClient(host, port=int(port), ssl_context=context) for _ in range(2)]

@@ -26,6 +26,7 @@ from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
 from mcp_multi_gmail.gmail.imap import forget_special_folders
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
+from support import gmail_env
 
 pytestmark = pytest.mark.anyio
 
@@ -82,7 +83,7 @@ def _runtime(emulator: GmailEmulator, write_config: Callable[..., Path], tmp_pat
     emulator.reset(DEMO_SEED)
     forget_special_folders()
     path = write_config(DEMO_ACCOUNTS, download_dir=str(tmp_path / "downloads"))
-    environ = emulator.env()
+    environ = gmail_env(emulator)
     return Runtime(
         config=load_config(path, layout=None, environ=environ),
         endpoint=resolve_endpoint(environ),

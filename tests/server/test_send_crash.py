@@ -17,7 +17,7 @@ from stdio_driver import ServerProcess, server_env, tool_result
 
 from gmail_emulator import GmailEmulator, SmtpFault
 from mcp_multi_gmail.mail.journal import JOURNAL_FILE
-from support import wait_until
+from support import gmail_env, wait_until
 
 OSOBNI = {"name": "osobni", "address": "osobni@example.cz", "password": "osobniheslohesla", "can_send": True}
 SEND = {
@@ -51,7 +51,7 @@ def test_killed_mid_send_then_repeated_delivers_exactly_once(
     emulator.set_knobs(delivery_delay_s=0.0, **knobs)
     emulator.add_smtp_fault(SmtpFault(stage, "hold"))  # type: ignore[arg-type]
     config = write_config([OSOBNI])
-    env = server_env(emulator.env(), tmp_path / "state")
+    env = server_env(gmail_env(emulator), tmp_path / "state")
 
     first = ServerProcess(config, env)
     try:

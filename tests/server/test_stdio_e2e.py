@@ -15,7 +15,7 @@ from mcp.types import TextResourceContents
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI
-from support import INITIALIZED, SERVER_SCRIPT, initialize_request
+from support import INITIALIZED, SERVER_SCRIPT, gmail_env, initialize_request
 
 OSOBNI = {
     "name": "osobni",
@@ -34,7 +34,7 @@ def server_env(emulator: GmailEmulator, state_dir: Path) -> dict[str, str]:
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", ""),
         "MG_WATCH_DIR": str(state_dir),
-        **emulator.env(),
+        **gmail_env(emulator),
     }
 
 

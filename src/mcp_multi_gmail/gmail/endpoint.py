@@ -83,6 +83,15 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def loopback_environ(
+    *, host: str, imap_port: int, smtp_ssl_port: int, smtp_starttls_port: int, ca_file: str
+) -> dict[str, str]:
+    """The MG_GMAIL_* variables that point the server at a loopback IMAP/SMTP server, the inverse
+    of `resolve_endpoint`. The keywords are those of the emulator's `env()`, so the demo, the tests
+    and the benchmarks call `loopback_environ(**emulator.env())`."""
+    return {ENDPOINT_ENV: f"{host}:{imap_port}:{smtp_ssl_port}:{smtp_starttls_port}", CA_FILE_ENV: ca_file}
+
+
 def resolve_endpoint(environ: Mapping[str, str]) -> Endpoint:
     """Gmail itself, or the loopback emulator named by MG_GMAIL_ENDPOINT=host:imap:smtps:submission."""
     raw = environ.get(ENDPOINT_ENV, "").strip()

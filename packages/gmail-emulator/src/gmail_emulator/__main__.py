@@ -129,16 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             for command, seconds in latency.items():
                 emulator.set_latency(command, seconds)
-            _write_state(
-                state_path,
-                {
-                    "host": emulator.host,
-                    "imap_port": emulator.imap_port,
-                    "smtp_ssl_port": emulator.smtp_ssl_port,
-                    "smtp_starttls_port": emulator.smtp_starttls_port,
-                    "ca_file": str(emulator.ca_file),
-                },
-            )
+            _write_state(state_path, dict(emulator.env()))
             log.info(
                 "listening on %s: IMAP %d, SMTP %d (implicit TLS) and %d (STARTTLS); CA %s; state %s",
                 emulator.host,

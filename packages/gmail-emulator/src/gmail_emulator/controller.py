@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import trustme
 
@@ -33,7 +33,7 @@ from .smtp import OutboxEntry, SmtpFault, SmtpFront
 from .store import Account, Location, Message, Store
 from .trace import Verdict, gmail_trace
 
-__all__ = ["GmailEmulator", "MessageInfo"]
+__all__ = ["EmulatorEnv", "GmailEmulator", "MessageInfo"]
 
 log = logging.getLogger("gmail_emulator")
 
@@ -43,6 +43,17 @@ RawMessage = bytes | str | email.message.Message
 
 _CALL_TIMEOUT = 60.0
 CERT_NAMES = ("127.0.0.1", "localhost", "::1", "imap.gmail.com", "smtp.gmail.com")
+
+
+class EmulatorEnv(TypedDict):
+    """The emulator's listening host and ports (IMAP, SMTP with implicit TLS, SMTP with STARTTLS)
+    and the PEM file of its CA."""
+
+    host: str
+    imap_port: int
+    smtp_ssl_port: int
+    smtp_starttls_port: int
+    ca_file: str
 
 
 @dataclass(frozen=True)
@@ -286,12 +297,18 @@ class GmailEmulator:
         """A client context that trusts the emulator's CA (and only that)."""
         return ssl.create_default_context(cafile=str(self.ca_file))
 
-    def endpoint(self) -> str:
-        """``host:imap:smtp_ssl:smtp_starttls``, the product's MG_GMAIL_ENDPOINT format."""
-        return f"{self.host}:{self.imap_port}:{self.smtp_ssl_port}:{self.smtp_starttls_port}"
+    def env(self) -> EmulatorEnv:
+        """Where the emulator listens and the CA its certificates chain to.
 
-    def env(self) -> dict[str, str]:
-        return {"MG_GMAIL_ENDPOINT": self.endpoint(), "MG_GMAIL_CA_FILE": str(self.ca_file)}
+        A client maps these to its own settings (the emulator knows no client's variable names);
+        ``python -m gmail_emulator --state`` writes the same keys."""
+        return {
+            "host": self.host,
+            "imap_port": self.imap_port,
+            "smtp_ssl_port": self.smtp_ssl_port,
+            "smtp_starttls_port": self.smtp_starttls_port,
+            "ca_file": str(self.ca_file),
+        }
 
     # ----------------------------------------------------------------- accounts and messages
 

@@ -10,15 +10,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .controller import GmailEmulator, MessageInfo
+    from .controller import EmulatorEnv, GmailEmulator, MessageInfo
     from .knobs import Knobs
     from .observe import FaultRule
     from .smtp import OutboxEntry, SmtpFault
     from .trace import Verdict
 
-__all__ = ["FaultRule", "GmailEmulator", "Knobs", "MessageInfo", "OutboxEntry", "SmtpFault", "Verdict"]
+__all__ = ["EmulatorEnv", "FaultRule", "GmailEmulator", "Knobs", "MessageInfo", "OutboxEntry", "SmtpFault", "Verdict"]
 
 _WHERE = {
+    "EmulatorEnv": ".controller",
     "GmailEmulator": ".controller",
     "MessageInfo": ".controller",
     "Knobs": ".knobs",
