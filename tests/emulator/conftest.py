@@ -23,6 +23,7 @@ import pytest
 import trustme
 from imapclient import IMAPClient
 
+from gmail_emulator.imap_commands import COMMANDS
 from gmail_emulator.imap_server import ImapServer
 from gmail_emulator.knobs import Knobs
 from gmail_emulator.observe import Observer
@@ -128,7 +129,7 @@ class ImapEmu:
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self._thread.start()
-        self.server = ImapServer(self.store, self.observer, server_ctx)
+        self.server = ImapServer(self.store, self.observer, server_ctx, COMMANDS)
         self.port: int = self._run(self.server.start())
         self._clients: list[Any] = []
         self.alice = self.call(self.store.add_account, ALICE, ALICE_PW, ["Work", "Été"])

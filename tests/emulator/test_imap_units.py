@@ -232,13 +232,14 @@ def test_observer_records_and_latency() -> None:
 
 
 def test_plaintext_server_and_stop_with_open_sessions() -> None:
+    from gmail_emulator.imap_commands import COMMANDS
     from gmail_emulator.imap_server import ImapServer
     from gmail_emulator.store import Store
 
     async def run() -> None:
         store = Store()
         store.add_account("p@x", "pw")
-        server = ImapServer(store, Observer(), None)
+        server = ImapServer(store, Observer(), None, COMMANDS)
         port = await server.start()
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         assert (await reader.readline()).startswith(b"* OK Gimap ready")

@@ -25,6 +25,7 @@ from typing import Any, TypedDict, TypeVar
 
 import trustme
 
+from .imap_commands import COMMANDS
 from .imap_server import ImapServer
 from .knobs import Knobs
 from .observe import CommandRecord, FaultRule, Observer, WireEntry
@@ -203,7 +204,7 @@ class GmailEmulator:
     async def _async_start(self, server_ctx: ssl.SSLContext, seed: Seed | None) -> None:
         store = self._new_store(seed)
         self._store = store
-        self._imap = ImapServer(store, self.observer, server_ctx)
+        self._imap = ImapServer(store, self.observer, server_ctx, COMMANDS)
         self.imap_port = await self._imap.start(self.host, 0)
         self._smtp = SmtpFront(store, self.observer, server_ctx)
         self.smtp_ssl_port, self.smtp_starttls_port = await self._smtp.start(self.host)

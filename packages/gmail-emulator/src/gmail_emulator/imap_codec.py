@@ -1,4 +1,4 @@
-"""Wire encodings for the IMAP front: modified UTF-7 (RFC 3501 §5.1.3), strings, labels, dates."""
+"""Wire encodings for the IMAP front: modified UTF-7 (RFC 3501 §5.1.3), strings, labels, flags, dates."""
 
 from __future__ import annotations
 
@@ -117,6 +117,15 @@ def labels_wire(labels: Iterable[str], *, utf8: bool) -> bytes:
 
 
 # --------------------------------------------------------------------------- dates
+
+
+_FLAG_ORDER = ("\\Answered", "\\Flagged", "\\Draft", "\\Deleted", "\\Seen")
+
+
+def flags_wire(flags: Iterable[str]) -> bytes:
+    present = set(flags)
+    ordered = [f for f in _FLAG_ORDER if f in present] + sorted(present - set(_FLAG_ORDER))
+    return b"(" + " ".join(ordered).encode("utf-8", errors="replace") + b")"
 
 
 def format_internaldate(when: datetime) -> bytes:

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from . import gmail_ops
-from .imap_codec import decode_mutf7, format_internaldate, labels_wire, literal, parse_internaldate
+from .imap_codec import decode_mutf7, flags_wire, format_internaldate, labels_wire, literal, parse_internaldate
 from .imap_parser import (
     Command,
     FetchItem,
@@ -31,12 +31,10 @@ __all__ = [
     "cmd_expunge",
     "cmd_uid_expunge",
     "expunge_deleted",
-    "flags_wire",
     "idle",
     "render_fetch",
 ]
 
-_FLAG_ORDER = ("\\Answered", "\\Flagged", "\\Draft", "\\Deleted", "\\Seen")
 _FRONT = ("X-GM-THRID", "X-GM-MSGID", "X-GM-LABELS", "UID")
 _STORE_ITEM = re.compile(r"^([+-]?)(FLAGS|X-GM-LABELS)(\.SILENT)?$", re.I)
 _TRYCREATE = "NO [TRYCREATE] Folder doesn't exist. (Failure)"
@@ -79,12 +77,6 @@ def _uid_set(uids: Iterable[int]) -> str:
 
 
 # --------------------------------------------------------------------------- FETCH
-
-
-def flags_wire(flags: Iterable[str]) -> bytes:
-    present = set(flags)
-    ordered = [f for f in _FLAG_ORDER if f in present] + sorted(present - set(_FLAG_ORDER))
-    return b"(" + " ".join(ordered).encode("utf-8", errors="replace") + b")"
 
 
 # FETCH items whose value depends on the message only (plus the session for label names).

@@ -18,10 +18,10 @@ import re
 import secrets
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
-from .imap_codec import decode_mutf7, encode_mutf7, imap_quoted
+from .imap_codec import decode_mutf7, encode_mutf7, flags_wire, imap_quoted
 from .imap_parser import (
     PARSE_ERROR,
     Command,
@@ -99,10 +99,16 @@ class Spec:
 
 
 class ImapServer:
-    """`await start()` binds and returns the port; `await stop()` closes every session."""
+    """`await start()` binds and returns the port; `await stop()` closes every session.
 
-    def __init__(self, store: Store, observer: Observer, ssl_context: ssl.SSLContext | None) -> None:
+    `commands` is the command table (`imap_commands.COMMANDS`): passed in because the handler
+    modules build on this one (sessions, `Spec`, `CommandFailed`), so this one cannot import them."""
+
+    def __init__(
+        self, store: Store, observer: Observer, ssl_context: ssl.SSLContext | None, commands: Mapping[str, Spec]
+    ) -> None:
         self.store = store
+        self.commands = commands
         self.observer = observer
         self.ssl_context = ssl_context
         self.port = 0
@@ -422,9 +428,7 @@ class ImapSession:
         return False  # delay / drop_mid_reply / hook: the command runs
 
     async def _dispatch(self, cmd: Command) -> None:
-        from .imap_commands import COMMANDS  # imported late: the handler modules import this one
-
-        spec = COMMANDS.get(cmd.name)
+        spec = self.server.commands.get(cmd.name)
         if spec is None:
             self._tagged(cmd.tag, "BAD Unknown command")
             return
@@ -524,8 +528,6 @@ class ImapSession:
             self.uids.extend(added)
             self.untagged(b"%d EXISTS" % len(self.uids))
         if idle and self.store.knobs.idle_notify_flags:
-            from .imap_messages import flags_wire
-
             for seq, (uid, msgid) in enumerate(self.uids, 1):
                 msg = self.account.messages.get(msgid)
                 if msg is not None and msg.modseq > self._seen_modseq and uid in present:
