@@ -6,6 +6,7 @@ thread and is never shared; `run_session` is the async doorway the service layer
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import re
@@ -15,23 +16,28 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-from imapclient import IMAPClient
-from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
-from imapclient.imap_utf7 import decode as decode_utf7
-from imapclient.imapclient import SocketTimeout
 
 from ..errors import MailError
 from .endpoint import Endpoint
-from .parse import EnvelopeInfo, Part, envelope_info, parts
+
+if TYPE_CHECKING:
+    from imapclient import IMAPClient
+
+    from .parse import EnvelopeInfo, Part
+
+# imapclient and the parser are imported at the first connection, not at start-up: the server
+# answers `initialize` before any mailbox is touched.
 
 T = TypeVar("T")
 
 # Connect quickly (a blocked port stays silent), but let big fetches take their time.
 CONNECT_TIMEOUT_S = 30.0
 READ_TIMEOUT_S = 120.0
+# The LOGOUT after the answer has gone back: short, because nothing useful depends on it.
+LOGOUT_TIMEOUT_S = 5.0
 
 ALL_MAIL = "\\All"
 DRAFTS = "\\Drafts"
@@ -100,6 +106,8 @@ class Fetched:
 
 
 def _label(raw: object) -> str:
+    from imapclient.imap_utf7 import decode as decode_utf7
+
     if isinstance(raw, bytes):
         return str(decode_utf7(raw))
     return str(raw)
@@ -112,6 +120,8 @@ def _aware(value: object) -> datetime | None:
 
 
 def _fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
+    from .parse import envelope_info, parts
+
     item = Fetched(uid=uid)
     if b"X-GM-THRID" in data:
         item.thread_id = int(data[b"X-GM-THRID"])
@@ -202,6 +212,8 @@ class ImapSession:
 
     def open(self, special: str, *, writable: bool = False) -> str:
         """EXAMINE (read-only, never sets \\Seen) or SELECT a special folder found by its flag."""
+        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
+
         path = self.folder(special)
         if self._selected != (path, writable):
             try:
@@ -257,6 +269,8 @@ class ImapSession:
 
     def create_label(self, name: str) -> bool:
         """CREATE a label; False when Gmail says it exists already ([ALREADYEXISTS] is success)."""
+        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
+
         self.changes_sent = True
         try:
             self.client.create_folder(name)
@@ -271,6 +285,8 @@ class ImapSession:
 
     def change_labels(self, uids: list[int], labels: list[str], *, add: bool) -> bool:
         """UID STORE ±X-GM-LABELS.SILENT; False when Gmail refuses (the caller reads back anyway)."""
+        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
+
         if not uids:
             return True
         self.changes_sent = True
@@ -286,6 +302,8 @@ class ImapSession:
         return True
 
     def change_flags(self, uids: list[int], flags: list[str], *, add: bool) -> bool:
+        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
+
         if not uids or not flags:
             return True
         self.changes_sent = True
@@ -318,6 +336,19 @@ class ImapSession:
                 found[part_id] = bytes(value)
         return found
 
+    def fetch_same_part(self, uids: list[int], part_id: str) -> dict[int, bytes]:
+        """The same body part of many messages in one FETCH (BODY.PEEK: never sets \\Seen)."""
+        if not uids:
+            return {}
+        answer = self.client.fetch(uids, [f"BODY.PEEK[{part_id}]"])
+        key = f"BODY[{part_id}]".encode()
+        found: dict[int, bytes] = {}
+        for uid, data in answer.items():
+            value = data.get(key)
+            if value is not None:
+                found[int(uid)] = bytes(value)
+        return found
+
     def append(self, special: str, data: bytes, flags: list[str], when: datetime | None) -> int | None:
         """APPEND to a special folder; the new UID from APPENDUID, or None when Gmail gave none."""
         path = self.folder(special)
@@ -328,6 +359,8 @@ class ImapSession:
 
     def move(self, uids: list[int], special: str) -> bool:
         """UID MOVE to a special folder (Gmail advertises MOVE only after login); False when refused."""
+        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
+
         target = self.folder(special)
         self.changes_sent = True
         try:
@@ -349,6 +382,9 @@ class ImapSession:
 
 
 def _connect(endpoint: Endpoint) -> IMAPClient:
+    from imapclient import IMAPClient
+    from imapclient.imapclient import SocketTimeout
+
     client = IMAPClient(
         endpoint.imap_host,
         port=endpoint.imap_port,
@@ -367,6 +403,8 @@ def _connect(endpoint: Endpoint) -> IMAPClient:
 @contextmanager
 def open_session(account: str, address: str, password: str, endpoint: Endpoint) -> Iterator[ImapSession]:
     """Connect and log in; always log out (or drop the socket) afterwards."""
+    from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
+
     try:
         client = _connect(endpoint)
     except (OSError, ssl.SSLError, IMAPClientError) as error:
@@ -401,6 +439,10 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
 
 
 def _close(client: IMAPClient) -> None:
+    # A LOGOUT is still owed to Gmail (a dropped socket counts against its connection limit), but
+    # nobody waits for it any more: a silent server must not keep the worker for the full read timeout.
+    with contextlib.suppress(Exception):
+        client.socket().settimeout(LOGOUT_TIMEOUT_S)
     try:
         client.logout()
     except Exception:
@@ -408,16 +450,50 @@ def _close(client: IMAPClient) -> None:
             client.shutdown()
 
 
+# Sessions whose answer is out but whose LOGOUT is still under way (see finish_logouts).
+_LOGGING_OUT: set[asyncio.Future[None]] = set()
+
+
 async def run_session(
     account: str, address: str, password: str, endpoint: Endpoint, work: Callable[[ImapSession], T]
 ) -> T:
-    """Run `work` inside one IMAP session on a worker thread of its own."""
+    """Run `work` inside one IMAP session on a worker thread of its own.
 
-    def in_thread() -> T:
-        with open_session(account, address, password, endpoint) as session:
-            return work(session)
+    The answer comes back as soon as `work` returns; the LOGOUT and the socket close follow on the
+    same worker, so the caller never waits a round trip for them."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[T] = loop.create_future()
 
-    return await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
+    def settle(value: T | None, error: BaseException | None) -> None:
+        if answer.done():  # the caller gave up (a deadline): nobody is listening any more
+            return
+        if error is not None:
+            answer.set_exception(error)
+        else:
+            answer.set_result(value)  # type: ignore[arg-type]
+
+    def report(value: T | None, error: BaseException | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is gone (process shutting down)
+            loop.call_soon_threadsafe(settle, value, error)
+
+    def in_thread() -> None:
+        try:
+            with open_session(account, address, password, endpoint) as session:
+                report(work(session), None)
+        except BaseException as error:  # handed to the caller, never lost in the worker
+            report(None, error)
+
+    closing = asyncio.ensure_future(anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True))
+    _LOGGING_OUT.add(closing)
+    closing.add_done_callback(_LOGGING_OUT.discard)
+    return await answer
+
+
+async def finish_logouts(timeout: float = LOGOUT_TIMEOUT_S + 1.0) -> None:
+    """Wait (at most `timeout` seconds) until every session handed back has logged out."""
+    pending = [task for task in _LOGGING_OUT if not task.done()]
+    if pending:
+        await asyncio.wait(pending, timeout=timeout)
 
 
 def verify_login(account: str, address: str, password: str, endpoint: Endpoint) -> None:

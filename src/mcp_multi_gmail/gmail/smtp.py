@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import aiosmtplib
+from typing import TYPE_CHECKING
 
 from ..errors import MailError
 from .endpoint import SMTPS, SUBMISSION, Endpoint
+
+if TYPE_CHECKING:
+    import aiosmtplib  # imported at the first SMTP use, not at start-up
 
 # A blocked port stays silent; a short connect timeout keeps a probe from hanging for minutes.
 CONNECT_TIMEOUT_S = 10.0
@@ -21,6 +23,8 @@ class ProbeFailure:
 
 
 def _client(endpoint: Endpoint, gmail_port: int) -> aiosmtplib.SMTP:
+    import aiosmtplib
+
     implicit = gmail_port == SMTPS
     return aiosmtplib.SMTP(
         hostname=endpoint.smtp_host,
@@ -33,6 +37,8 @@ def _client(endpoint: Endpoint, gmail_port: int) -> aiosmtplib.SMTP:
 
 
 def _reason(error: BaseException) -> str:
+    import aiosmtplib
+
     if isinstance(error, aiosmtplib.SMTPResponseException):
         return f"{error.code} {error.message}".strip()
     return str(error) or type(error).__name__
@@ -40,6 +46,8 @@ def _reason(error: BaseException) -> str:
 
 async def login_probe(endpoint: Endpoint, gmail_port: int, address: str, password: str) -> None:
     """Connect and authenticate on one port; send nothing. Raises the aiosmtplib error."""
+    import aiosmtplib
+
     client = _client(endpoint, gmail_port)
     await client.connect(timeout=CONNECT_TIMEOUT_S)
     try:
@@ -55,6 +63,8 @@ async def choose_port(
     account: str, address: str, password: str, endpoint: Endpoint, candidates: tuple[int, ...]
 ) -> int:
     """The first candidate port that accepts our login; a refused password fails at once."""
+    import aiosmtplib
+
     failures: list[ProbeFailure] = []
     for port in candidates:
         try:
@@ -128,6 +138,8 @@ async def submit(
 ) -> Submission:
     """One submission attempt through one port, stage by stage, so a failure says whether the
     message may have gone. Never retried here: a broken DATA may still have been accepted."""
+    import aiosmtplib
+
     client = _client(endpoint, gmail_port)
     stage = "connect"
     accepted: list[str] = []

@@ -19,11 +19,11 @@ from ..config import Account
 from ..errors import MailError, not_found
 from ..gmail import imap
 from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
-from ..gmail.parse import attachment_parts, body_part, clean, decode_body, decode_bytes, safe_filename
+from ..gmail.parse import attachment_parts, body_part, clean, decode_bytes, safe_filename
 from ..runtime import Runtime
+from . import bodies as bodies_
 from . import inputs
 from .results import (
-    AttachmentInfo,
     AttachmentResult,
     LabelInfo,
     LabelsResult,
@@ -31,6 +31,7 @@ from .results import (
     SearchFailure,
     SearchResult,
     ThreadHit,
+    ThreadMessage,
     ThreadResult,
 )
 from .summary import INBOX, carries, is_processed, iso, newest_match, summarize
@@ -207,7 +208,9 @@ def _page_result(
 # ------------------------------------------------------------------ thread
 
 
-def _read_thread(session: ImapSession, account: Account, thread: int) -> ThreadResult:
+def _read_thread(
+    session: ImapSession, account: Account, thread: int, bodies: str = "none", max_body_length: int = 0
+) -> ThreadResult:
     now = _now()
     session.open(ALL_MAIL)
     uids = session.search(["X-GM-THRID", thread])
@@ -216,10 +219,13 @@ def _read_thread(session: ImapSession, account: Account, thread: int) -> ThreadR
             f'No thread {thread} in mailbox "{account.name}". Thread ids come from mg_search_threads or '
             "mg_next_pass and belong to the mailbox they were found in."
         )
-    fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER])
-    messages = [summarize(item, account, now, with_auth=True) for item in fetched.values()]
-    messages.sort(key=lambda m: (m.received_at or "", m.uid))
-    return ThreadResult(
+    # With bodies the structures ride on the summary FETCH: no extra round trip for them.
+    structure = ["BODYSTRUCTURE"] if bodies != "none" else []
+    fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER, *structure])
+    summaries = [summarize(item, account, now, with_auth=True) for item in fetched.values()]
+    summaries.sort(key=lambda m: (m.received_at or "", m.uid))
+    messages = [ThreadMessage(**m.model_dump(by_alias=False)) for m in summaries]
+    result = ThreadResult(
         account=account.name,
         thread_id=str(thread),
         thread_source="native",
@@ -229,12 +235,29 @@ def _read_thread(session: ImapSession, account: Account, thread: int) -> ThreadR
         last_received_at=messages[-1].received_at if messages else None,
         messages=messages,
     )
+    if bodies == "none":
+        return result
+    wanted = [m.uid for m in messages if bodies == "all" or not m.processed]
+    # The budget is for the whole result: what the summaries already take is not left for bodies.
+    budget = bodies_.THREAD_BUDGET - len(result.model_dump_json(by_alias=True))
+    budget -= sum(bodies_.overhead(fetched[uid].parts) for uid in wanted)
+    windows = bodies_.thread_bodies(session, fetched, wanted, max_body_length, budget)
+    for position, message in enumerate(messages):
+        got = windows.get(message.uid)
+        if got is not None:
+            messages[position] = ThreadMessage(**message.model_dump(by_alias=False), **got.fields())
+    result.messages = messages
+    result.body_budget_exhausted = any(w.cut_by_budget for w in windows.values())
+    return result
 
 
-async def get_thread(runtime: Runtime, account_name: str, thread_id: str) -> ThreadResult:
+async def get_thread(
+    runtime: Runtime, account_name: str, thread_id: str, bodies: str = "none", max_body_length: int = 4000
+) -> ThreadResult:
     thread = inputs.thread_id(thread_id)
+    mode = inputs.bodies(bodies)
     account = runtime.account(account_name)
-    return await in_session(runtime, account, lambda s: _read_thread(s, account, thread))
+    return await in_session(runtime, account, lambda s: _read_thread(s, account, thread, mode, max_body_length))
 
 
 # ------------------------------------------------------------------ message
@@ -271,34 +294,13 @@ def _read_message(
     summary = summarize(item, account, now, with_auth=True)
     structure = item.parts or []
     chosen = body_part(structure)
-    body_format: str | None = None
-    text: str | None = None
-    if chosen is not None:
-        # Only the chosen text part travels, never the whole message with its attachments.
-        raw = session.fetch_part(uid, chosen.part_id)
-        if raw is not None:
-            text = decode_body(raw, chosen.encoding, chosen.charset)
-            body_format = "html" if chosen.mime_type == "text/html" else "text"
-    total = len(text) if text is not None else 0
-    start = min(offset, total)
-    window = text[start : start + limit] if text is not None else None
+    # Only the chosen text part travels, never the whole message with its attachments.
+    raw = session.fetch_part(uid, chosen.part_id) if chosen is not None else None
+    body_format, text = bodies_.decoded(chosen, raw)
+    shown = bodies_.window(body_format, text, offset, limit, structure)
     return MessageResult(
         **summary.model_dump(by_alias=False),
-        body_format=body_format,
-        body=window,
-        body_offset=start,
-        body_total_length=total,
-        body_truncated=window is not None and start + len(window) < total,
-        attachments=[
-            AttachmentInfo(
-                attachment_id=part.part_id,
-                filename=part.filename,
-                mime_type=part.mime_type,
-                size_bytes=part.size,
-                inline=part.disposition == "inline",
-            )
-            for part in attachment_parts(structure)
-        ],
+        **shown.fields(),
         copies=copies,
     )
 

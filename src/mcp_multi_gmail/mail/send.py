@@ -11,26 +11,29 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-
-import aiosmtplib
+from typing import TYPE_CHECKING
 
 from .. import policy
 from ..config import Account
 from ..domain import Address
 from ..errors import MailError
 from ..gmail import imap, smtp
-from ..gmail.compose import Composed, compose, content_message_id
 from ..gmail.imap import SENT, ImapSession
 from ..runtime import Runtime
 from .outgoing import Original, Prepared, Request, draft_of, no_quote_warning, prepare, read_original
 from .read import in_session
 from .results import SendResult, SentCopy
 
+if TYPE_CHECKING:  # compose loads at the first send, not at start-up
+    from ..gmail.compose import Composed
+
 # Gmail files SMTP mail into Sent by itself, usually within seconds: look three times over ~3 s.
 SENT_CHECK_DELAYS_S = (0.0, 1.0, 2.0)
 
 
 def _message_id(account: Account, prepared: Prepared, repeat: bool) -> str:
+    from ..gmail.compose import content_message_id
+
     request = prepared.request
     domain = prepared.sender[0].rpartition("@")[2]
     if repeat:
@@ -125,6 +128,10 @@ async def _choose_port(runtime: Runtime, account: Account) -> int:
 
 
 async def send_message(runtime: Runtime, account_name: str, request: Request, *, repeat: bool) -> SendResult:
+    import aiosmtplib  # at first use: start-up does not need it
+
+    from ..gmail.compose import compose
+
     account = runtime.account(account_name)
     prepared = prepare(runtime.config, account, request, sending=True)
     message_id = _message_id(account, prepared, repeat)
