@@ -461,6 +461,11 @@ class GmailEmulator:
     def connections(self, account: str | None = None) -> int:
         return self.observer.connections(account)
 
+    def open_imap_sessions(self) -> int:
+        """IMAP connections open right now (logged in or not): a client that leaves a socket
+        behind shows up here."""
+        return self._on_loop(lambda: len(self._imap.sessions) if self._imap is not None else 0)
+
     def smtp_logins(self, account: str | None = None) -> int:
         return self._front.logins(account)
 

@@ -12,9 +12,13 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .layout import GUARD_MESSAGE, check_location, detect_layout, is_release_build, project_dir
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 WATCHER_BAD_START = 6
 
@@ -131,5 +135,17 @@ def serve(config_arg: str | None) -> int:
         f"mcp-multi-gmail {__version__} běží, nastavených schránek: {len(config.accounts)}, "
         f"přílohy do: {config.download_dir}"
     )
-    server.run()
+    import anyio
+
+    anyio.run(_serve_stdio, server)
     return 0
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    from .gmail.imap import finish_logouts
+
+    try:
+        await server.run_stdio_async()
+    finally:
+        # LOGOUTs run after each answer; the last ones still go out when the client hangs up.
+        await finish_logouts()
