@@ -12,6 +12,7 @@ import logging
 import re
 import socket
 import ssl
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -264,6 +265,43 @@ class ImapSession:
             if key is not None:
                 found.setdefault(key.casefold(), []).append(item)
         return found
+
+    # ------------------------------------------------------------------ IDLE (RFC 2177)
+
+    def can_idle(self) -> bool:
+        return b"IDLE" in {bytes(c).upper() for c in self.client.capabilities()}
+
+    def idle_start(self) -> bool:
+        """Enter IDLE on the open folder; False when the server refuses it (tagged NO/BAD)."""
+        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
+
+        try:
+            self.client.idle()
+        except IMAPClientAbortError:
+            raise
+        except IMAPClientError:
+            return False
+        return True
+
+    def idle_wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds in IDLE; True when the folder reported new messages (EXISTS).
+
+        Gmail reports only EXISTS and EXPUNGE while idling. A closed connection makes imapclient
+        return nothing at once, so an early empty answer or a BYE is treated as a dropped line."""
+        began = time.monotonic()
+        responses = self.client.idle_check(timeout)
+        new_mail = False
+        for response in responses:
+            if len(response) >= 2 and response[1] == b"EXISTS":
+                new_mail = True
+            elif response and response[0] == b"BYE":
+                raise ConnectionError("Gmail ended the IDLE connection")
+        if not responses and time.monotonic() - began < timeout / 2:
+            raise ConnectionError("the IDLE connection was closed")
+        return new_mail
+
+    def idle_stop(self) -> None:
+        self.client.idle_done()
 
     # ------------------------------------------------------------------ writing
 
