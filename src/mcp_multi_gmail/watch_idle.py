@@ -19,7 +19,7 @@ from .gmail.imap import ALL_MAIL, open_session
 # Gmail ends an IDLE after about 30 minutes and RFC 2177 asks clients to re-issue it within 29.
 REISSUE_S = 25 * 60.0
 # How often an idling thread looks at its stop flag.
-_SLICE_S = 1.0
+_SLICE_S = 0.25
 # A connection that lasted this long was healthy: the count of drops in a row starts again.
 _STABLE_S = 60.0
 # Drops in a row after which the mailbox gives IDLE up and relies on the poll.
