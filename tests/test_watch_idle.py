@@ -127,7 +127,7 @@ def test_new_mail_ends_the_watcher_long_before_its_poll(
     assert elapsed < interval_s / 10, f"woke after {elapsed:.1f} s; the poll would have come after {interval_s} s"
     assert scans(emulator) == 2  # the first poll and the check IDLE asked for, nothing in between
     # The IDLE connection ended with DONE and LOGOUT, not by a dropped socket.
-    wait_until(lambda: emulator.open_imap_sessions() == 0, "every connection to close")
+    wait_until(lambda: emulator.open_imap_sessions(OSOBNI) == 0, "every connection to close")
     names = [c.name for c in emulator.commands(OSOBNI)]
     assert names.count("LOGOUT") == emulator.connections(OSOBNI) == 3
     assert names.count("IDLE") == 1
@@ -196,5 +196,5 @@ def test_idle_is_reissued_and_still_wakes(
     emulator.deliver(OSOBNI, mail())
     assert wake.wait(20)
     stop_idlers([idler], stop)
-    wait_until(lambda: emulator.open_imap_sessions() == 0, "the connection to close")
+    wait_until(lambda: emulator.open_imap_sessions(OSOBNI) == 0, "the connection to close")
     assert [c.name for c in emulator.commands(OSOBNI)][-1] == "LOGOUT"

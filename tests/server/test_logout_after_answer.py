@@ -65,9 +65,9 @@ async def test_answer_comes_before_the_logout_which_still_happens(
         assert result.is_error is False
         # The tool answered while Gmail was still sitting on the LOGOUT.
         assert logouts(emulator) == 0
-        assert emulator.open_imap_sessions() == 1
+        assert emulator.open_imap_sessions(BOX) == 1
         await wait_for(lambda: logouts(emulator) == 1, "the LOGOUT")
-        await wait_for(lambda: emulator.open_imap_sessions() == 0, "the socket to close")
+        await wait_for(lambda: emulator.open_imap_sessions(BOX) == 0, "the socket to close")
         assert len(sockets) == 1 and all_closed(sockets)
     assert emulator.connections(BOX) == 1
 
@@ -78,7 +78,7 @@ async def test_every_session_of_a_busy_client_logs_out(
     async with Client(build_server(runtime)) as client:
         for _ in range(5):
             assert (await client.call_tool("mg_list_labels", {"account": "o"})).is_error is False
-        await wait_for(lambda: emulator.open_imap_sessions() == 0, "every socket to close")
+        await wait_for(lambda: emulator.open_imap_sessions(BOX) == 0, "every socket to close")
         assert len(sockets) == 5 and all_closed(sockets)
     assert logouts(emulator) == emulator.connections(BOX) == 5
 
@@ -86,10 +86,12 @@ async def test_every_session_of_a_busy_client_logs_out(
 async def test_a_silent_logout_does_not_keep_the_socket(
     emulator: GmailEmulator, runtime: Runtime, sockets: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(imap, "LOGOUT_TIMEOUT_S", 0.3)
-    emulator.set_latency("LOGOUT", 600.0)  # Gmail never answers the LOGOUT
+    monkeypatch.setattr(imap, "LOGOUT_TIMEOUT_S", 0.2)
+    emulator.set_latency("LOGOUT", 2.0)  # Gmail does not answer the LOGOUT in time
     async with Client(build_server(runtime)) as client:
         assert (await client.call_tool("mg_list_labels", {"account": "o"})).is_error is False
         # Bounded by the short LOGOUT timeout, not by the 120 s read timeout.
         await wait_for(lambda: len(sockets) == 1 and all_closed(sockets), "the socket to close")
         await wait_for(lambda: logouts(emulator) == 0 and not imap._LOGGING_OUT, "the worker to finish")
+    # The emulator's side ends once its delayed answer finds the socket gone (no leftovers for later tests).
+    await wait_for(lambda: emulator.open_imap_sessions(BOX) == 0, "the emulator to notice")

@@ -419,11 +419,36 @@ class ImapSession:
         return bytes(value) if value is not None else None
 
 
+_CLIENT_CLASS: type[IMAPClient] | None = None
+
+
+def _client_class() -> type[IMAPClient]:
+    """IMAPClient without the CAPABILITY that imaplib sends before LOGIN.
+
+    Gmail's greeting carries no capabilities, and its LOGIN answer carries all of them (imapclient
+    asks after LOGIN if an answer ever lacks them). Asking before LOGIN cost a round trip per call
+    for nothing this client uses before it is logged in."""
+    global _CLIENT_CLASS
+    if _CLIENT_CLASS is None:
+        from imapclient import IMAPClient, tls
+
+        class _NoEarlyCapability(tls.IMAP4_TLS):  # type: ignore[misc]
+            def _get_capabilities(self) -> None:
+                self.capabilities = ("IMAP4REV1",)  # what imaplib checks before it lets us log in
+
+        class _Client(IMAPClient):  # type: ignore[misc]
+            def _create_IMAP4(self) -> Any:
+                connect_timeout = getattr(self._timeout, "connect", None)
+                return _NoEarlyCapability(self.host, self.port, self.ssl_context, connect_timeout)
+
+        _CLIENT_CLASS = _Client
+    return _CLIENT_CLASS
+
+
 def _connect(endpoint: Endpoint) -> IMAPClient:
-    from imapclient import IMAPClient
     from imapclient.imapclient import SocketTimeout
 
-    client = IMAPClient(
+    client = _client_class()(
         endpoint.imap_host,
         port=endpoint.imap_port,
         ssl=True,
@@ -529,7 +554,8 @@ async def run_session(
 
 async def finish_logouts(timeout: float = LOGOUT_TIMEOUT_S + 1.0) -> None:
     """Wait (at most `timeout` seconds) until every session handed back has logged out."""
-    pending = [task for task in _LOGGING_OUT if not task.done()]
+    loop = asyncio.get_running_loop()
+    pending = [task for task in _LOGGING_OUT if not task.done() and task.get_loop() is loop]
     if pending:
         await asyncio.wait(pending, timeout=timeout)
 
