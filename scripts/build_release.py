@@ -34,7 +34,15 @@ PACKAGE = "mcp_multi_gmail"
 ADDON_NAME = "mcp-multi-gmail"
 KINDS = (".doplnky", ".addons")
 # Files copied as they are (relative to the repository root).
-FILES = ("README.md", "LICENSE", "NOTICE", "CHANGELOG.md", "docs/pro-asistenta.md")
+FILES = (
+    "README.md",
+    "LICENSE",
+    "NOTICE",
+    "CHANGELOG.md",
+    "docs/pro-asistenta.md",
+    "docs/pro-asistenta-nastaveni.md",
+    "docs/pro-asistenta-potize.md",
+)
 # Everything the build writes at the top of the add-on folder; a rebuild replaces exactly these
 # and keeps the rest (the add-on's .venv, the watcher's wait.owner / wait-known.json).
 MANAGED = ("src", "docs", "pyproject.toml", "uv.lock", "SHA256SUMS", "README.md", "LICENSE", "NOTICE", "CHANGELOG.md")

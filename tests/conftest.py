@@ -9,8 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+from mcp import Client
 
 from gmail_emulator import GmailEmulator
+from tool_results import check_result, check_wire_result
+
+# Property tests are deterministic in the suite, so CI never turns red by chance. To hunt for new
+# failures with fresh random examples (not for CI): uv run pytest --hypothesis-profile=hunt -k never_raise
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("hunt", derandomize=False, print_blob=True)
+settings.load_profile("ci")
 
 # Fake app passwords (16 lowercase letters, as Google issues them).
 PASSWORDS = {
@@ -23,6 +32,26 @@ PASSWORDS = {
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def every_tool_result_has_a_valid_shape() -> Iterator[None]:
+    """Every tool call the suite makes through the SDK client (in-process or over stdio) is checked:
+    an error in the documented error shape, or structuredContent valid against the outputSchema."""
+    original = Client.call_tool
+
+    async def checked(self: Client, name: str, arguments: dict[str, Any] | None = None, *a: Any, **kw: Any) -> Any:
+        result = await original(self, name, arguments, *a, **kw)
+        schemas: dict[str, Any] | None = self.__dict__.get("_output_schemas")
+        if schemas is None:
+            schemas = {tool.name: tool.output_schema for tool in (await self.list_tools()).tools}
+            self.__dict__["_output_schemas"] = schemas
+        check_result(name, result, schemas.get(name))
+        return result
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Client, "call_tool", checked)
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -64,8 +93,11 @@ class RawRpc:
 
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
+        self.tool_calls: dict[int, str] = {}  # request id -> tool, to check each result's shape
 
     def send(self, message: dict[str, Any]) -> None:
+        if message.get("method") == "tools/call":
+            self.tool_calls[message["id"]] = message["params"]["name"]
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(message).encode() + b"\n")
         self.proc.stdin.flush()
@@ -79,6 +111,8 @@ class RawRpc:
             message: dict[str, Any] = json.loads(line)
             assert message.get("jsonrpc") == "2.0"
             if message.get("id") == request_id:
+                if request_id in self.tool_calls and "result" in message:
+                    check_wire_result(self.tool_calls[request_id], message["result"])
                 return message
 
 

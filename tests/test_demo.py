@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -154,6 +156,7 @@ def days_ago(days: int) -> str:
 @pytest.mark.anyio
 async def test_demo_server_with_sdk_client() -> None:
     params = StdioServerParameters(command=SERVER[0], args=[*SERVER[1:], "--demo"], env=clean_env())
+    # (the SDK client closes stdin on exit; the EOF cleanup is checked by the raw test below)
     async with Client(params) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         assert len(tools) == 17 and {"mg_next_pass", "mg_label_message", "mg_search_threads"} <= tools
@@ -169,13 +172,13 @@ async def test_demo_server_with_sdk_client() -> None:
         assert osobni["can_send"] is True and "@partner.example" in osobni["allowed_recipients"]
 
 
-def test_demo_stdout_is_only_protocol(raw_rpc: Any) -> None:
+def test_demo_stdout_is_only_protocol(raw_rpc: Any, tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [*SERVER, "--demo"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=clean_env(),
+        env=clean_env(TMPDIR=str(tmp_path)),
     )
     rpc = raw_rpc(proc)
     try:
@@ -213,6 +216,93 @@ def test_demo_stdout_is_only_protocol(raw_rpc: Any) -> None:
     assert proc.returncode == 0
     text = errors.decode("utf-8")
     assert "ukázka na vymyšlených schránkách" in text and "Žádný účet Google" in text
+    assert demo_folders(tmp_path) == []  # end of input: the folder with the demo passwords is gone
+
+
+# ------------------------------------------------------------------ the demo's temporary folder
+
+
+def demo_folders(root: Path) -> list[Path]:
+    return sorted(root.glob(demo.FOLDER_PREFIX + "*"))
+
+
+def start_demo(raw_rpc: Any, tmp_path: Path) -> tuple[subprocess.Popen[bytes], Any]:
+    """`--demo` with its temporary folder under tmp_path, answered `initialize` (so fully up)."""
+    proc = subprocess.Popen(
+        [*SERVER, "--demo"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=clean_env(TMPDIR=str(tmp_path)),
+    )
+    rpc = raw_rpc(proc)
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "signals", "version": "1"}}
+    rpc.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello})
+    assert rpc.reply(1)["result"]["serverInfo"]["name"] == "mcp-multi-gmail"
+    return proc, rpc
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
+def test_demo_removes_its_folder_when_stopped_by_a_signal(raw_rpc: Any, tmp_path: Path, signum: int) -> None:
+    proc, _ = start_demo(raw_rpc, tmp_path)
+    try:
+        [folder] = demo_folders(tmp_path)
+        assert (folder / "multigmail-demo.json").is_file()  # the config with the sample passwords
+        proc.send_signal(signum)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signum
+    assert demo_folders(tmp_path) == []
+
+
+def stale_owner(path: Path, **owner: Any) -> Path:
+    path.mkdir()
+    (path / "multigmail-demo.json").write_text("{}", encoding="utf-8")
+    marker = {"program": demo.OWNER_PROGRAM, "host": socket.gethostname(), **owner}
+    (path / demo.OWNER_FILE).write_text(json.dumps(marker), encoding="utf-8")
+    return path
+
+
+def dead_pid() -> int:
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished.wait(timeout=30)
+    return finished.pid
+
+
+def test_stale_demo_folders_are_recognised_before_deletion(tmp_path: Path) -> None:
+    gone = dead_pid()
+    stale = stale_owner(tmp_path / f"{demo.FOLDER_PREFIX}killed", pid=gone)
+    alive = stale_owner(tmp_path / f"{demo.FOLDER_PREFIX}running", pid=os.getpid())
+    elsewhere = stale_owner(tmp_path / f"{demo.FOLDER_PREFIX}container", pid=gone, host="another-host")
+    foreign = stale_owner(tmp_path / f"{demo.FOLDER_PREFIX}foreign", pid=gone, program="something else")
+    unmarked = tmp_path / f"{demo.FOLDER_PREFIX}unmarked"
+    unmarked.mkdir()
+    broken = tmp_path / f"{demo.FOLDER_PREFIX}broken"
+    broken.mkdir()
+    (broken / demo.OWNER_FILE).write_text("{not json", encoding="utf-8")
+    unrelated = stale_owner(tmp_path / "somebody-elses-folder", pid=gone)
+    assert demo.remove_stale_demo_folders(tmp_path) == [stale]
+    assert not stale.exists()
+    for kept in (alive, elsewhere, foreign, unmarked, broken, unrelated):
+        assert kept.is_dir(), kept
+
+
+def test_demo_start_removes_the_folder_a_killed_demo_left(raw_rpc: Any, tmp_path: Path) -> None:
+    proc, _ = start_demo(raw_rpc, tmp_path)
+    [left] = demo_folders(tmp_path)
+    proc.kill()  # SIGKILL: no cleanup can run
+    proc.communicate(timeout=30)
+    assert left.is_dir()
+    proc, _ = start_demo(raw_rpc, tmp_path)
+    try:
+        [current] = demo_folders(tmp_path)
+        assert current != left and not left.exists()
+    finally:
+        proc.communicate(timeout=60)  # closes stdin: end of input
+    assert proc.returncode == 0 and demo_folders(tmp_path) == []
 
 
 def test_tour_failure_is_reported(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -225,6 +315,7 @@ def test_tour_failure_is_reported(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     captured = capsys.readouterr()
     assert "5) Průchod znovu" in captured.out and "Hotovo" not in captured.out
     assert "chyba: prohlídka selhala v kroku 6: nástroj mg_get_thread vrátil chybu" in captured.err
+    assert "not_found: " in captured.err  # the error's code and message, not its raw JSON
 
 
 def test_tour_server_that_does_not_start(

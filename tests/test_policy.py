@@ -16,6 +16,7 @@ from mcp_multi_gmail.policy import (
     AllowedAttachment,
     check_can_send,
     check_flags,
+    check_has_to,
     check_header_value,
     check_message_label,
     check_message_size,
@@ -132,6 +133,13 @@ def test_recipients_refusal_names_only_the_refused() -> None:
         'may not write to "x@evil.com". Its allowed_recipients list allows only: "@partner.example".',
     )
     assert "a@partner.example" not in err.message.replace('"@partner.example"', "")
+
+
+@pytest.mark.parametrize("to", [[], ["  "], ["", "\t"]])
+def test_to_needs_an_address_even_with_cc_or_bcc(to: list[str]) -> None:
+    refused(lambda: check_has_to(to, sending=True), "invalid_input", "at least one address in `to`", "Nothing was sent")
+    refused(lambda: check_has_to(to, sending=False), "invalid_input", "Nothing was saved")
+    check_has_to(["a@partner.example"], sending=True)
 
 
 @pytest.mark.parametrize("allowed", [None, (), DOMAIN], ids=["anybody", "nobody", "domain"])

@@ -170,11 +170,15 @@ def test_build_contents(vault: Path) -> None:
         "NOTICE",
         "CHANGELOG.md",
         "docs/pro-asistenta.md",
+        "docs/pro-asistenta-nastaveni.md",
+        "docs/pro-asistenta-potize.md",
         "SHA256SUMS",
         "src/mcp_multi_gmail/__init__.py",
         "src/mcp_multi_gmail/cli.py",
         "src/mcp_multi_gmail/_release.py",
         "src/mcp_multi_gmail/data/pro-asistenta.md",
+        "src/mcp_multi_gmail/data/pro-asistenta-nastaveni.md",
+        "src/mcp_multi_gmail/data/pro-asistenta-potize.md",
     ):
         assert needed in files, needed
     assert not [f for f in files if "gmail_emulator" in f or "__pycache__" in f or f.endswith(".pyc")]

@@ -268,6 +268,32 @@ def test_network_failures_never_end_in_a_problem(
     assert sum("neodpovídá" in line for line in logs) == 7
 
 
+@pytest.mark.parametrize("kind", ["too_many", "unavailable", "throttled", "webalert"])
+def test_refusals_that_are_not_the_password_never_end_in_a_problem(
+    kind: str, emulator: GmailEmulator, make: Callable[..., Watcher], logs: list[str]
+) -> None:
+    """Gmail's 15-connection limit is shared with the user's phone: a refusal for it, an outage or a
+    web-login demand is ridden out, never reported as a revoked app password (exit 5)."""
+    emulator.add_fault(FaultRule(action=f"refuse_login:{kind}", account=OSOBNI, times=-1))
+    watcher = make(max_time="30m")
+    outcome = watcher.run()
+    assert (outcome.code, outcome.line) == (4, LINE_TIME_UP)
+    assert watcher.checks == 7
+    assert all("osobni" in line and "heslo aplikace" not in line for line in logs if "schránka" in line)
+
+
+def test_a_refusal_for_connections_between_two_bad_passwords_starts_the_count_again(
+    emulator: GmailEmulator, make: Callable[..., Watcher]
+) -> None:
+    emulator.add_fault(FaultRule(action="refuse_login:invalid", account=OSOBNI, times=1))
+    emulator.add_fault(FaultRule(action="refuse_login:too_many", account=OSOBNI, nth=2, times=1))
+    emulator.add_fault(FaultRule(action="refuse_login:invalid", account=OSOBNI, nth=3, times=-1))
+    watcher = make()
+    outcome = watcher.run()
+    assert outcome.code == 5 and "heslo aplikace je nejspíš zrušené" in outcome.line
+    assert watcher.checks == 4  # invalid, too many, invalid, invalid
+
+
 def test_network_hiccups_do_not_hide_later_mail(emulator: GmailEmulator, make: Callable[..., Watcher]) -> None:
     emulator.deliver(OSOBNI, mail(OSOBNI))
     emulator.add_fault(FaultRule(action="drop_before_reply", match="LOGIN", times=2))
@@ -588,3 +614,47 @@ def test_watcher_process_wakes_on_waiting_mail(
     assert done.stdout.splitlines() == [new_mail_line("osobni 1")]
     assert (state_dir / OWNER_FILE).exists() and (state_dir / KNOWN_FILE).exists()
     assert "hlídač:" in done.stderr
+
+
+def test_state_written_by_1_5_0_with_bracketed_ids_is_understood(
+    emulator: GmailEmulator, make: Callable[..., Watcher], state_dir: Path
+) -> None:
+    # 1.5.0 kept the envelope's Message-ID with its angle brackets: the first watcher after the
+    # upgrade must not wake once more for mail that was already reported.
+    known = emulator.deliver(OSOBNI, mail(OSOBNI))
+    fresh = mail(OSOBNI)
+    state = {"version": 1, "known": {"osobni": [f"<{known.header_id}>"], "prace": ["<x@example.org>", "uid:7"]}}
+    (state_dir / KNOWN_FILE).write_text(json.dumps(state), encoding="utf-8")
+    assert make().run().code == 4
+    emulator.deliver(OSOBNI, fresh)
+    assert make().run().line == new_mail_line("osobni 1")
+    saved = load_known(state_dir / KNOWN_FILE)
+    assert saved["osobni"] == {known.header_id, fresh["Message-ID"].strip("<>")}
+    assert saved["prace"] == {"x@example.org", "uid:7"}
+
+
+def test_anchor_in_rfc_2822_or_iso_with_a_space(config_path: Path, emulator: GmailEmulator) -> None:
+    plan = plan_watch(
+        config_path=config_path, since=["osobni=Sun, 29 Nov 2026 08:00:00 +0100", "prace=2026-11-29 08:00"],
+        interval=None, max_time=None, hours=None, layout=None, environ=emulator.env(),
+    )  # fmt: skip
+    assert plan.watched == {
+        "osobni": datetime(2026, 11, 29, 7, 0, tzinfo=UTC),
+        "prace": datetime(2026, 11, 29, 8, 0, tzinfo=UTC),
+    }
+
+
+def test_watcher_process_ignores_unknown_arguments_and_still_watches(
+    emulator: GmailEmulator, config_path: Path, state_dir: Path, clean_env: dict[str, str]
+) -> None:
+    emulator.deliver(OSOBNI, mail(OSOBNI))
+    today = datetime.now(UTC).date().isoformat()
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_multi_gmail", "--wait", "--config", str(config_path), "--verbose",
+         "--since", f"osobni={today}", "--max=1m", "--interval", "1m", "navic"],
+        stdin=subprocess.DEVNULL, capture_output=True, encoding="utf-8", timeout=60,
+        env={**clean_env, **emulator.env(), "MG_WATCH_DIR": str(state_dir)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [new_mail_line("osobni 1")]
+    assert "POZOR: hlídač přeskočil neznámé argumenty: --verbose navic" in done.stderr.splitlines()

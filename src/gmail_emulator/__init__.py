@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     from .knobs import Knobs
     from .observe import FaultRule
     from .smtp import OutboxEntry, SmtpFault
+    from .trace import Verdict
 
-__all__ = ["FaultRule", "GmailEmulator", "Knobs", "MessageInfo", "OutboxEntry", "SmtpFault"]
+__all__ = ["FaultRule", "GmailEmulator", "Knobs", "MessageInfo", "OutboxEntry", "SmtpFault", "Verdict"]
 
 _WHERE = {
     "GmailEmulator": ".controller",
@@ -24,6 +25,7 @@ _WHERE = {
     "FaultRule": ".observe",
     "OutboxEntry": ".smtp",
     "SmtpFault": ".smtp",
+    "Verdict": ".trace",
 }
 
 

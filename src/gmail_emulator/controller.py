@@ -31,6 +31,7 @@ from .observe import CommandRecord, FaultRule, Observer, WireEntry
 from .seed import Seed, apply_seed, load_seed
 from .smtp import OutboxEntry, SmtpFault, SmtpFront
 from .store import Account, Location, Message, Store
+from .trace import Verdict, gmail_trace
 
 __all__ = ["GmailEmulator", "MessageInfo"]
 
@@ -313,8 +314,17 @@ class GmailEmulator:
         flags: Iterable[str] = (),
         internaldate: datetime | None = None,
         location: Location = "normal",
+        trace: bool | Verdict = False,
     ) -> MessageInfo:
-        """A message arriving in `to`'s mailbox (threaded by its headers, like Gmail on arrival)."""
+        """A message arriving in `to`'s mailbox (threaded by its headers, like Gmail on arrival).
+
+        With `trace` (True, or a Verdict) Gmail's delivery trace and verdict go on top, as on a
+        delivery over SMTP; without it the message is as if imported."""
+        if trace is not False:
+            data = _to_bytes(raw)
+            when = internaldate or datetime.now(UTC)
+            verdict = trace if isinstance(trace, Verdict) else None
+            raw = gmail_trace(data, recipient=to, when=when, verdict=verdict) + data
         return self._place(to, raw, labels, flags, internaldate, location)
 
     def append(

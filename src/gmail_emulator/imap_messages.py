@@ -57,7 +57,7 @@ def _text(token: Token) -> str:
 
 
 def _number(token: Token) -> int:
-    if not isinstance(token, str) or not token.isdigit():
+    if not isinstance(token, str) or not (token.isascii() and token.isdigit()):
         raise ParseError()
     return int(token)
 
@@ -310,6 +310,7 @@ async def _search(session: ImapSession, cmd: Command, uid: bool) -> str:
         max_uid=max((u for _, u, _ in live), default=0),
         max_seq=len(session.uids),
         labels_from_index=store.knobs.label_search_lags,
+        date_zone=store.knobs.search_zone(),
     )
     hits: list[int] = []
     for seq, u, msg in live:

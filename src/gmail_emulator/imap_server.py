@@ -66,7 +66,14 @@ _REFUSALS = {
     "webalert": (
         "NO [ALERT] Please log in via your web browser: https://support.google.com/mail/accounts/answer/78754 (Failure)"
     ),
+    # RFC 5530 codes; Gmail's exact wording for these is not on record.
+    "unavailable": "NO [UNAVAILABLE] Temporary System Error (Failure)",
+    "throttled": "NO [THROTTLED] Account exceeded command or bandwidth limits. (Failure)",
 }
+# Gmail sends this untagged line before the tagged web-login refusal (the URL continues the sign-in).
+WEBALERT_LINE = (
+    b"* NO [WEBALERT https://accounts.google.com/signin/continue?sarp=1&scc=1&plt=EMULATOR] Web login required.\r\n"
+)
 # Commands during which RFC 3501 forbids EXPUNGE responses (sequence numbers must stay put).
 _NO_EXPUNGE = frozenset({"FETCH", "STORE", "SEARCH"})
 # Commands that must not report changes before they run (they reset or leave the view).
@@ -397,6 +404,8 @@ class ImapSession:
             await self.flush()
             return True
         if kind == "refuse_login":
+            if arg == "webalert":
+                self._out.append(WEBALERT_LINE)
             self._tagged(cmd.tag, _REFUSALS.get(arg, _REFUSALS["invalid"]))
             await self.flush()
             return True

@@ -12,7 +12,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
 from typing import Protocol, TypeAlias
 
 from gmail_emulator.mime import ParsedMessage, decode_words
@@ -79,6 +79,8 @@ class SearchContext:
     max_seq: int
     # Whether X-GM-LABELS is answered from the lagging search index, like X-GM-RAW (unverified).
     labels_from_index: bool = True
+    # The zone whose calendar days SINCE/BEFORE/ON mean (knob `date_search_timezone`).
+    date_zone: tzinfo = UTC
 
 
 # --------------------------------------------------------------------------- helpers
@@ -251,8 +253,8 @@ class InternalDateKey(SearchNode):
 
     def matches(self, item: SearchItem, ctx: SearchContext) -> bool:
         dt = item.internaldate
-        dt = dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
-        return _date_cmp(dt.date(), self.op, self.day)
+        dt = dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt
+        return _date_cmp(dt.astimezone(ctx.date_zone).date(), self.op, self.day)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 # Special-use attribute -> folder path, as an English Gmail account shows them.
 ENGLISH_FOLDERS: dict[str, str] = {
@@ -38,6 +40,9 @@ class Knobs:
     label_search_lags: bool = True
     # Time from SMTP 250 until the copy appears in Sent Mail; None = never filed.
     sent_filing_delay_s: float | None = 0.0
+    # The timezone whose calendar days SEARCH SINCE/BEFORE/ON compare INTERNALDATE against (an IANA name).
+    # Google documents date-only search values as midnight Pacific; it may be the account's own zone.
+    date_search_timezone: str = "America/Los_Angeles"
     # Local delivery into a recipient's INBOX.
     delivery_delay_s: float = 0.0
     auto_expunge: bool = True
@@ -56,8 +61,32 @@ class Knobs:
     # IDLE still advertised but answered NO (a proxy or a policy in between; Gmail itself allows it).
     idle_refused: bool = False
 
+    def __post_init__(self) -> None:
+        _check_zone(self.date_search_timezone)  # a misspelt zone fails here, not in the middle of a SEARCH
+
     def update(self, **changes: object) -> None:
         for name, value in changes.items():
             if not hasattr(self, name):
                 raise AttributeError(f"unknown knob {name!r}")
+            if name == "date_search_timezone":
+                _check_zone(str(value))
             setattr(self, name, value)
+
+    def search_zone(self) -> ZoneInfo:
+        return search_zone(self.date_search_timezone)
+
+
+@lru_cache(maxsize=32)
+def search_zone(name: str) -> ZoneInfo:
+    """The zone for SINCE/BEFORE/ON; ValueError for a name the timezone database does not know."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as error:
+        raise ValueError(f"unknown IANA timezone {name!r}") from error
+
+
+def _check_zone(name: str) -> None:
+    try:
+        search_zone(name)
+    except ValueError as error:
+        raise ValueError(f"date_search_timezone: {error}") from None

@@ -57,8 +57,8 @@ class FaultRule:
     """One injected fault.
 
     `action`: drop_before_reply | drop_mid_reply | bye | no:<text> | bad:<text> | stall | delay:<s> |
-    refuse_login:<invalid|app_password|too_many|webalert> | greeting_bye | tls_fail (the last two
-    fire at connect time).
+    refuse_login:<invalid|app_password|too_many|webalert|unavailable|throttled> | greeting_bye |
+    tls_fail (the last two fire at connect time).
     `match`: a command name ("UID FETCH", "LOGIN", ...) or "*"/None for any; a plain name also
     matches its UID form ("FETCH" matches "UID FETCH").
     `nth`: fire from the nth matching command on (1-based, counted since the rule was added).

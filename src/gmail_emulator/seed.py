@@ -19,9 +19,10 @@ from email.utils import format_datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from .knobs import Knobs
+from .knobs import Knobs, search_zone
 from .mime import ParsedMessage
 from .store import SYSTEM_LABELS, Location, Store
+from .trace import gmail_trace
 
 __all__ = [
     "Seed",
@@ -162,6 +163,12 @@ def validate_knobs(raw: object, where: str = "knobs") -> tuple[dict[str, object]
         if not _check_type(value, hint):
             problems.append(f"{where}.{name}: {value!r} does not fit {_hint_text(hint)}")
             continue
+        if name == "date_search_timezone":
+            try:
+                search_zone(str(value))
+            except ValueError as error:
+                problems.append(f"{where}.{name}: {error}")
+                continue
         if typing.get_origin(hint) is set:
             value = set(cast("list[object]", value))
         elif typing.get_origin(hint) is dict:
@@ -279,7 +286,8 @@ def _load_account(acc: object, where: str, base: Path, now: datetime, problems: 
         problems.append(f"{where}.messages: must be a list")
         messages_raw = []
     for k, msg in enumerate(messages_raw):
-        loaded = _load_message(msg, f"{where}.messages[{k}]", base, now, declared, problems)
+        recipient = address if isinstance(address, str) else ""
+        loaded = _load_message(msg, f"{where}.messages[{k}]", base, now, declared, problems, recipient)
         if loaded is not None:
             messages.append(loaded)
     if not ok:
@@ -295,11 +303,12 @@ def _load_message(
     now: datetime,
     declared: Mapping[str, str],
     problems: list[str],
+    account_address: str = "",
 ) -> SeedMessage | None:
     if not isinstance(msg, Mapping):
         problems.append(f"{where}: must be an object")
         return None
-    _check_keys(msg, {"eml", "raw", "labels", "flags", "internaldate", "location"}, where, problems)
+    _check_keys(msg, {"eml", "raw", "labels", "flags", "internaldate", "location", "delivered"}, where, problems)
     before = len(problems)
     raw: bytes | None = None
     if ("eml" in msg) == ("raw" in msg):
@@ -368,10 +377,16 @@ def _load_message(
             except ValueError:
                 problems.append(f"{where}.internaldate: {value!r} is neither ISO-8601 nor relative (-3d, -2h, +1d)")
 
+    delivered = msg.get("delivered", False)
+    if not isinstance(delivered, bool):
+        problems.append(f"{where}.delivered: must be true or false")
+
     if len(problems) != before or raw is None:
         return None
     if internaldate is None:
         internaldate = ParsedMessage(raw).date or now
+    if delivered is True:  # arrived over SMTP: Gmail's trace and verdict sit on top
+        raw = gmail_trace(raw, recipient=account_address, when=internaldate) + raw
     return SeedMessage(
         raw=raw,
         labels=tuple(canonical),

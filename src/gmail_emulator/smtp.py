@@ -34,6 +34,7 @@ from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session, TL
 from .mime import ParsedMessage
 from .observe import REDACTED, Observer, redact_smtp_line
 from .store import FLAG_SEEN, INBOX, SENT, Message, Store
+from .trace import gmail_trace
 
 __all__ = ["OutboxEntry", "SmtpFault", "SmtpFront"]
 
@@ -41,9 +42,9 @@ log = logging.getLogger("gmail_emulator.smtp")
 
 PortKind = Literal["ssl", "starttls"]
 Stage = Literal["connect", "ehlo", "auth", "mail", "rcpt", "data", "after_data"]
-Action = Literal["421", "550", "535", "534", "drop"]
+Action = Literal["421", "450", "454", "550", "535", "534", "quota", "web_login", "drop"]
 _STAGES: frozenset[str] = frozenset({"connect", "ehlo", "auth", "mail", "rcpt", "data", "after_data"})
-_ACTIONS: frozenset[str] = frozenset({"421", "550", "535", "534", "drop"})
+_ACTIONS: frozenset[str] = frozenset({"421", "450", "454", "550", "535", "534", "quota", "web_login", "drop"})
 
 GMAIL_HOSTNAME = "smtp.gmail.com"
 SIZE_LIMIT = 35882577  # what Gmail advertises in EHLO
@@ -84,7 +85,10 @@ class SmtpFault:
     changes).
     `action`: "421" (``421 4.7.0 Try again later``, then the connection closes), "550"
     (``550 5.1.1`` at rcpt: only that recipient is rejected), "535" (bad credentials), "534"
-    (application-specific password required) or "drop" (the connection is closed without a reply).
+    (application-specific password required), "454" (``454 4.7.0 Too many login attempts``), "450"
+    (``450 4.2.1`` a recipient receiving mail too fast, temporary), "quota" (``550 5.4.5 Daily user
+    sending limit exceeded``), "web_login" (``534 5.7.14`` sign in through a web browser first) or
+    "drop" (the connection is closed without a reply).
     `times`: how often the rule fires; -1 = always.
     `port_kind`: only on that port ("ssl" = 465-style, "starttls" = 587-style); None = both.
     `match`: a glob (case-insensitive) on the stage's address: the MAIL FROM address at "mail", the
@@ -142,9 +146,31 @@ def _no_such_user(tx: str) -> str:
     )
 
 
+def _web_login(tx: str) -> str:
+    return (
+        "534-5.7.14 <https://accounts.google.com/signin/continue?sarp=1&scc=1&plt=EMULATOR> Please log in\r\n"
+        "534-5.7.14 via your web browser and then try again.\r\n"
+        f"534 5.7.14  Learn more at https://support.google.com/mail/answer/78754 {tx} - gsmtp"
+    )
+
+
 def _fault_reply(action: str, stage: str, tx: str) -> str:
     if action == "421":
         return f"421 4.7.0 Try again later, closing connection. ({stage.upper()}) {tx} - gsmtp"
+    if action == "454":
+        return f"454 4.7.0 Too many login attempts, please try again later. {tx} - gsmtp"
+    if action == "450":
+        return (
+            "450-4.2.1 The user you are trying to contact is receiving mail at a rate that\r\n"
+            f"450 4.2.1 prevents additional messages from being delivered. {tx} - gsmtp"
+        )
+    if action == "quota":
+        return (
+            "550-5.4.5 Daily user sending limit exceeded. For more information on Gmail's\r\n"
+            f"550 5.4.5 sending limits go to https://support.google.com/a/answer/166852 {tx} - gsmtp"
+        )
+    if action == "web_login":
+        return _web_login(tx)
     if action == "535":
         return _bad_credentials(tx)
     if action == "534":
@@ -440,7 +466,9 @@ class SmtpFront:
                 return
             job.own_copy = account.add_message(job.raw, labels=[INBOX])
             return
-        account.add_message(job.raw, labels=[INBOX])
+        # Gmail accepting mail for another mailbox writes its trace and verdict on top.
+        trace = gmail_trace(job.raw, recipient=account.address, when=self.store.now(), mail_from=job.account)
+        account.add_message(trace + job.raw, labels=[INBOX])
 
 
 # --------------------------------------------------------------------------- the protocol

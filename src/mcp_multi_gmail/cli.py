@@ -1,7 +1,8 @@
 """Command line: start-up order guard → config → warnings → server (stdout carries only MCP).
 
 Modes: the stdio server (default), `--wait` (the watcher), `--demo` (the server against the
-embedded sample mailboxes) and `demo` (a guided tour for a person at a terminal).
+embedded sample mailboxes), `demo` (a guided tour for a person at a terminal) and `probe` (what
+one real mailbox does where Gmail's behaviour is not documented).
 """
 
 from __future__ import annotations
@@ -31,12 +32,28 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="mcp-multi-gmail", description="MCP server pro více schránek Gmailu.")
-    parser.add_argument("command", nargs="?", choices=["demo"], help="demo = průvodce na ukázkových schránkách")
+    # No abbreviations: `--wai` must not silently become `--wait`, which is told apart before parsing.
+    parser = _Parser(
+        prog="mcp-multi-gmail", description="MCP server pro více schránek Gmailu.", allow_abbrev=False
+    )
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=["demo", "probe"],
+        help="demo = průvodce na ukázkových schránkách; probe = změří chování Gmailu na jedné schránce",
+    )
     parser.add_argument("--version", action="store_true", help="vypíše verzi a skončí")
     parser.add_argument("--config", help="cesta k nastavení (jinak MG_CONFIG, jinak config.json)")
+    parser.add_argument(
+        "--check-config", metavar="SOUBOR", help="zkontroluje nastavení (i z verze 1.5.0) bez připojení a skončí"
+    )
     parser.add_argument("--demo", action="store_true", help="MCP server nad ukázkovými schránkami (bez Googlu)")
     parser.add_argument("--lang", choices=["cs", "en"], default=None, help="jazyk průvodce (demo)")
+    probe = parser.add_argument_group("probe")
+    probe.add_argument("--account", help="jméno schránky z nastavení, kterou probe změří")
+    probe.add_argument(
+        "--write-test", action="store_true", help="probe uloží a hned smaže jeden koncept odpovědi (jinak jen čte)"
+    )
     watcher = parser.add_argument_group("hlídač (--wait)")
     watcher.add_argument("--wait", action="store_true", help="hlídá novou poštu a skončí, když nějaká přijde")
     watcher.add_argument("--since", action="append", default=[], metavar="SCHRANKA=KOTVA", help="kotva schránky")
@@ -58,83 +75,153 @@ def _stderr(line: str) -> None:
     sys.stderr.flush()
 
 
+def _value_missing(argv: Sequence[str], option: str) -> bool:
+    """`option` without a path: last, followed by another option, or an empty/blank value."""
+    for i, item in enumerate(argv):
+        if item == option:
+            value = argv[i + 1] if i + 1 < len(argv) else ""
+            if not value.strip() or value.startswith("--"):
+                return True
+        elif item.startswith(option + "=") and not item.partition("=")[2].strip():
+            return True
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    args = _parser().parse_args(argv)
-    if args.version:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--version" in argv:  # before anything else, as 1.5.0: no config needed
         print(f"mcp-multi-gmail {__version__}")
         return
-    if args.config is not None and not args.config.strip():
-        _stderr("chyba: --config potřebuje cestu k souboru s nastavením")
-        raise SystemExit(WATCHER_BAD_START if args.wait else 1)
+    if "--wait" in argv:
+        # The assistant reads the watcher's stdout and exit code: every argument problem is one
+        # `chyba:` line with code 6, never argparse's English text with code 2 (read as a crash).
+        raise SystemExit(watch(argv))
+    for option in ("--config", "--check-config"):
+        if _value_missing(argv, option):
+            _stderr(f"chyba: {option} potřebuje cestu k souboru s nastavením")
+            raise SystemExit(1)
+    args = _parser().parse_args(argv)
+    if args.check_config is not None:
+        raise SystemExit(check_config(Path(args.check_config)))
     if args.command == "demo":
         from .demo import tour
 
         raise SystemExit(tour(lang=args.lang))
+    if args.command == "probe":
+        raise SystemExit(probe(args))
     if args.demo:
         from .demo import serve_demo
 
         raise SystemExit(serve_demo())
-    if args.wait:
-        raise SystemExit(watch(args))
     raise SystemExit(serve(args.config))
 
 
-def watch(args: argparse.Namespace) -> int:
+def watch(argv: Sequence[str]) -> int:
     """The --wait watcher: one line on stdout, exit code for the assistant (digest §10)."""
     if check_location(project_dir(), release=is_release_build()) is not None:
         print(f"chyba: {GUARD_MESSAGE.replace(chr(10), ' ')}", flush=True)
         return WATCHER_BAD_START
     from .watch import run_watcher
+    from .watch_args import read_watch_argv
 
+    args = read_watch_argv(argv)
+    if args.ignored:
+        _stderr(f"POZOR: hlídač přeskočil neznámé argumenty: {' '.join(args.ignored)}")
     return run_watcher(
-        config_path=config_path(args.config, os.environ).absolute(),
-        since=list(args.since),
+        config_path=None if args.config_missing else config_path(args.config, os.environ).absolute(),
+        since=args.since,
         interval=args.interval,
         max_time=args.max_time,
         hours=args.hours,
         layout=detect_layout(project_dir()),
         environ=os.environ,
+        problems=args.problems,
     )
+
+
+def probe(args: argparse.Namespace) -> int:
+    """Measure one mailbox (read-only unless --write-test); the report and the matching emulator
+    knobs as JSON go to stdout, problems to stderr."""
+    import json
+
+    from .config import ConfigError, load_config
+    from .errors import MailError
+    from .gmail.endpoint import EndpointError, resolve_endpoint
+    from .gmail.probe import run_probe
+
+    if not args.account:
+        _stderr("chyba: probe potřebuje --account JMENO (jméno schránky z nastavení)")
+        return 2
+    path = config_path(args.config, os.environ).absolute()
+    try:
+        config = load_config(path, layout=detect_layout(project_dir()), environ=os.environ)
+        endpoint = resolve_endpoint(os.environ)
+    except (ConfigError, EndpointError) as error:
+        _stderr(str(error))
+        return 1
+    account = config.account(args.account)
+    if account is None:
+        names = ", ".join(a.name for a in config.accounts)
+        _stderr(f'chyba: schránka "{args.account}" v nastavení není (jsou tam: {names})')
+        return 2
+    if endpoint.overridden:
+        _stderr(f"POZOR: místo Gmailu měřím {endpoint.imap_host}:{endpoint.imap_port} (MG_GMAIL_ENDPOINT).")
+    try:
+        report = run_probe(account.name, account.address, account.password, endpoint, write_test=args.write_test)
+    except MailError as error:
+        _stderr(f"chyba: {error.message}")
+        return 1
+    print("\n".join(report.lines()))
+    print("emulator knobs matching this mailbox:")
+    print(json.dumps(report.knobs(), ensure_ascii=False, indent=2), flush=True)
+    return 1 if report.login_error is not None else 0
+
+
+def check_config(path: Path) -> int:
+    """`--check-config FILE`: the start-up report, then what changed since 1.5.0 for this file.
+
+    Exit 0 when the server would start with it, 1 when not. Connects nowhere."""
+    from .migration import migration_notes
+    from .startup import startup_report, summary
+
+    path = path.absolute()
+    layout = detect_layout(project_dir())
+    report = startup_report(
+        path, project=project_dir(), release=is_release_build(), layout=layout, environ=os.environ
+    )
+    lines = list(report.lines)
+    if report.config is not None and report.can_start:
+        lines.append(f"V pořádku, server by naběhl: {summary(report.config)}")
+    else:
+        lines.append("Server by s tímto nastavením nenaběhl.")
+    notes = migration_notes(path, layout)
+    lines.append("Co se pro toto nastavení mění proti verzi 1.5.0:")
+    lines.extend(f"- {note}" for note in notes)
+    print("\n".join(lines), flush=True)
+    return 0 if report.can_start else 1
 
 
 def serve(config_arg: str | None) -> int:
     # Logging goes to stderr before MCPServer configures anything: stdout is the protocol.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    if check_location(project_dir(), release=is_release_build()) is not None:
-        _stderr(GUARD_MESSAGE)
-        return 1
-
-    from .config import ConfigError, load_config
-    from .gitwarn import secrets_in_git_warnings
-    from .gmail.endpoint import EndpointError, resolve_endpoint
+    from .startup import running_line, startup_report
 
     layout = detect_layout(project_dir())
     path = config_path(config_arg, os.environ).absolute()
-    try:
-        config = load_config(path, layout=layout, environ=os.environ)
-        endpoint = resolve_endpoint(os.environ)
-    except (ConfigError, EndpointError) as error:
-        _stderr(str(error))
+    report = startup_report(
+        path, project=project_dir(), release=is_release_build(), layout=layout, environ=os.environ
+    )
+    for line in report.lines:
+        _stderr(line)
+    if report.config is None or report.endpoint is None:
         return 1
-    for warning in config.warnings:
-        _stderr(f"POZOR: {warning}")
-    if endpoint.overridden:
-        _stderr(
-            f"POZOR: místo Gmailu se připojuji k {endpoint.imap_host}:{endpoint.imap_port} "
-            "(MG_GMAIL_ENDPOINT, jen pro testy a ukázku)."
-        )
-    for warning in secrets_in_git_warnings(config.secret_files):
-        _stderr(warning)
 
     from .runtime import Runtime
     from .server import build_server
 
-    runtime = Runtime(config=config, endpoint=endpoint, layout=layout, environ=dict(os.environ))
+    runtime = Runtime(config=report.config, endpoint=report.endpoint, layout=layout, environ=dict(os.environ))
     server = build_server(runtime)
-    _stderr(
-        f"mcp-multi-gmail {__version__} běží, nastavených schránek: {len(config.accounts)}, "
-        f"přílohy do: {config.download_dir}"
-    )
+    _stderr(running_line(report.config))
     import anyio
 
     anyio.run(_serve_stdio, server)

@@ -12,6 +12,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
+import signal
+import socket
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -19,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -125,13 +130,94 @@ class DemoSetup:
         return self.emulator.env()
 
 
+# The demo folder holds a config with the sample passwords, the CA key and the downloads.
+FOLDER_PREFIX = "mcp-multi-gmail-demo-"
+OWNER_FILE = "demo-owner.json"  # {"program": OWNER_PROGRAM, "host": ..., "pid": ...}: marks a folder as ours
+OWNER_PROGRAM = "mcp-multi-gmail demo"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive, and not ours to judge
+        return True
+    except OSError:
+        return True
+    return True
+
+
+def _stale_demo_folder(path: Path) -> bool:
+    """A folder an earlier demo left behind (killed by SIGKILL): ours, with our marker, owner gone."""
+    try:
+        info = path.lstat()
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            return False
+        owner = json.loads((path / OWNER_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(owner, dict) or owner.get("program") != OWNER_PROGRAM:
+        return False
+    if owner.get("host") != socket.gethostname():  # a pid means nothing on another machine or container
+        return False
+    pid = owner.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    return not _alive(pid)
+
+
+def remove_stale_demo_folders(temp_root: Path | None = None) -> list[Path]:
+    """Delete the demo folders of earlier runs that could not clean up; return what was removed."""
+    root = Path(temp_root or tempfile.gettempdir())
+    removed = []
+    for path in sorted(root.glob(FOLDER_PREFIX + "*")):
+        if _stale_demo_folder(path):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+@contextmanager
+def demo_folder() -> Iterator[Path]:
+    """A private temporary folder marked as this process's, removed on the way out."""
+    remove_stale_demo_folders()
+    folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
+    try:
+        owner = {"program": OWNER_PROGRAM, "host": socket.gethostname(), "pid": os.getpid()}
+        (folder / OWNER_FILE).write_text(json.dumps(owner), encoding="utf-8")
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 @contextmanager
 def running_demo(emulator_cls: type[GmailEmulator]) -> Iterator[DemoSetup]:
     """Start the emulator (seeded) and write the demo configuration, all in one temporary folder."""
-    with tempfile.TemporaryDirectory(prefix="mcp-multi-gmail-demo-") as tmp:
-        folder = Path(tmp)
-        with emulator_cls(workdir=folder / "emulator", seed=demo_seed()) as emulator:
-            yield DemoSetup(emulator=emulator, folder=folder, config_path=write_demo_config(folder))
+    with demo_folder() as folder, emulator_cls(workdir=folder / "emulator", seed=demo_seed()) as emulator:
+        yield DemoSetup(emulator=emulator, folder=folder, config_path=write_demo_config(folder))
+
+
+class DemoStopped(KeyboardInterrupt):
+    """A stop signal, raised where the main thread is so that every `with` unwinds (a KeyboardInterrupt,
+    so asyncio lets it through as it does Ctrl-C)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop_on(signum: int, frame: FrameType | None) -> None:
+    raise DemoStopped(signum)
+
+
+def stop_on_signals() -> None:
+    """SIGTERM (what some MCP clients send on exit), SIGHUP (a closed terminal) and SIGINT end the demo
+    through its cleanup, not around it."""
+    for name in ("SIGTERM", "SIGHUP", "SIGINT"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            signal.signal(number, _stop_on)
 
 
 def serve_demo() -> int:
@@ -147,21 +233,25 @@ def serve_demo() -> int:
     from .runtime import Runtime
     from .server import build_server
 
-    with running_demo(emulator_cls) as setup:
-        environ: Mapping[str, str] = {**os.environ, **setup.env()}
-        try:
-            config = load_config(setup.config_path, layout=None, environ=environ)
-            endpoint = resolve_endpoint(setup.env())
-        except (ConfigError, EndpointError) as error:  # pragma: no cover - the demo config is fixed
-            _stderr(str(error))
-            return 1
-        runtime = Runtime(config=config, endpoint=endpoint, layout=None, environ=dict(environ))
-        server = build_server(runtime)
-        _stderr(SERVE_NOTICE)
-        try:
+    stop_on_signals()
+    try:
+        with running_demo(emulator_cls) as setup:
+            environ: Mapping[str, str] = {**os.environ, **setup.env()}
+            try:
+                config = load_config(setup.config_path, layout=None, environ=environ)
+                endpoint = resolve_endpoint(setup.env())
+            except (ConfigError, EndpointError) as error:  # pragma: no cover - the demo config is fixed
+                _stderr(str(error))
+                return 1
+            runtime = Runtime(config=config, endpoint=endpoint, layout=None, environ=dict(environ))
+            server = build_server(runtime)
+            _stderr(SERVE_NOTICE)
             server.run()
-        except KeyboardInterrupt:
-            return 130
+    except DemoStopped as stop:
+        # The folder is gone. The transport's stdin reader may still block in a worker thread, and
+        # the interpreter would wait for it at exit: leave at once with the signal's exit status.
+        sys.stderr.flush()
+        os._exit(128 + stop.signum)
     return 0
 
 

@@ -9,6 +9,7 @@ step prints a few readable lines on stdout (the tour is for a person, not a serv
 from __future__ import annotations
 
 import io
+import json
 import os
 import sys
 import time
@@ -258,11 +259,13 @@ class Tour:
     async def call(self, client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
         result = await client.call_tool(tool, args)
         if result.is_error or result.structured_content is None:
-            error = (result.structured_content or {}).get("error")
+            text = " ".join(getattr(block, "text", "") for block in result.content)
+            try:  # an error is one text item: {"error": {code, message, retryable}}
+                error = json.loads(text).get("error")
+            except (ValueError, AttributeError):
+                error = None
             if isinstance(error, dict):
                 text = f"{error.get('code')}: {error.get('message')}"
-            else:
-                text = " ".join(getattr(block, "text", "") for block in result.content)
             raise TourError(self.t("tool_error", tool=tool, text=_short(text, 300)))
         return dict(result.structured_content)
 

@@ -15,7 +15,8 @@ class Address(BaseModel):
 
 
 class Authentication(BaseModel):
-    """SPF / DKIM / DMARC exactly as Gmail recorded them on receipt (its own Authentication-Results)."""
+    """SPF / DKIM / DMARC exactly as Gmail recorded them on receipt: its own Authentication-Results,
+    counted only below Gmail's own delivery trace (a sender can write the header, not the trace above it)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -29,8 +30,10 @@ class Authentication(BaseModel):
     )
     other_reports: int = Field(
         default=0,
-        description="Authentication-Results headers ignored: written by other hosts or forged by the sender",
+        description="Authentication-Results headers ignored: written by other hosts, or claiming to be Gmail's "
+        "without Gmail's delivery trace above them (forged by the sender)",
     )
     unchecked: bool = Field(
-        default=False, description="Gmail wrote no verdict (e.g. your own sent mail); the results are null"
+        default=False,
+        description="No verdict from Gmail (your own sent mail, imported mail, or a forged header); results null",
     )

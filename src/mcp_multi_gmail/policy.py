@@ -99,6 +99,17 @@ def check_can_send(account: str, can_send: bool) -> None:
         )
 
 
+def check_has_to(to: Sequence[str], *, sending: bool) -> None:
+    """`to` needs at least one address, as in 1.5.0: a message only to Cc/Bcc has no To header."""
+    _refuse_bare_str("to", to)
+    if not any(address.strip() for address in to):
+        done = "Nothing was sent." if sending else "Nothing was saved."
+        raise MailError(
+            "invalid_input",
+            f"The message needs at least one address in `to`; cc and bcc alone are not enough. {done}",
+        )
+
+
 def _address_problem(address: str) -> bool:
     """True if `address` is not one plain `local@domain` address."""
     if any(is_header_breaking(ch) or ch.isspace() or not ch.isprintable() for ch in address):

@@ -2,25 +2,57 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.resources import TextResource
+from mcp.types import CallToolResult, InputRequiredResult, TextContent
+from pydantic import ValidationError
 
 from . import __version__
-from .instructions import GUIDE_URI, build_instructions
+from .errors import MailError
+from .instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI, build_instructions
 from .runtime import Runtime
+from .tools.arguments import invalid_arguments
+from .tools.common import compact_json, error_result
+
+logger = logging.getLogger("mcp_multi_gmail")
 
 SERVER_NAME = "mcp-multi-gmail"
 PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
 
 
-def guide_text() -> str:
-    """The Czech guide for the assistant, shipped inside the package."""
-    return (resources.files("mcp_multi_gmail") / "data" / "pro-asistenta.md").read_text(encoding="utf-8")
+# (resource URI, file name, title, description) of the three Czech guides for the assistant.
+GUIDES = (
+    (
+        GUIDE_URI,
+        "pro-asistenta.md",
+        "Provoz: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech operations guide: the boundary, the pass, labels, drafts and sending, safety, the report.",
+    ),
+    (
+        SETUP_URI,
+        "pro-asistenta-nastaveni.md",
+        "Nastavení: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech setup guide: installation, mailboxes, passwords, the first pass, the mail watcher.",
+    ),
+    (
+        TROUBLE_URI,
+        "pro-asistenta-potize.md",
+        "Potíže: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech troubleshooting guide: start-up messages, tool error codes, sends that ended unclearly.",
+    ),
+)
+
+
+def guide_text(name: str = "pro-asistenta.md") -> str:
+    """One of the Czech guides for the assistant, shipped inside the package."""
+    return (resources.files("mcp_multi_gmail") / "data" / name).read_text(encoding="utf-8")
 
 
 def local_guide_path() -> Path | None:
@@ -29,22 +61,59 @@ def local_guide_path() -> Path | None:
     return path if path.is_file() else None
 
 
+class GmailServer(MCPServer):
+    """MCPServer whose every tool result has one of two shapes any MCP client can read.
+
+    Success: structuredContent plus the same data as compact JSON text. Error: isError and one
+    text item `{"error": {code, message, retryable}}`, no structuredContent, including the
+    errors the SDK raises itself before a tool runs (bad arguments, unknown tool).
+    """
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            result = await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            # The tools catch their own failures, so this is a result that broke its own schema.
+            logger.exception("tool %s returned a malformed result", name)
+            return error_result(MailError("upstream_error", f"Internal error in {name}: its result was malformed."))
+        except ToolError as error:
+            if isinstance(error.__cause__, ValidationError):
+                # Argument names only: the values are the caller's data.
+                logger.info(
+                    "tool %s refused arguments: %s",
+                    name,
+                    sorted({str(e["loc"][0]) for e in error.__cause__.errors() if e["loc"]}),
+                )
+                return error_result(invalid_arguments(name, error.__cause__))
+            if self._tool_manager.get_tool(name) is None:
+                known = ", ".join(sorted(tool.name for tool in self._tool_manager.list_tools()))
+                return error_result(MailError("invalid_input", f"Unknown tool {name}. The tools are: {known}."))
+            raise
+        if isinstance(result, CallToolResult) and not result.is_error and result.structured_content is not None:
+            # The SDK writes the text with a 2-space indent; compact JSON of the same data is a third smaller.
+            result.content = [TextContent(type="text", text=compact_json(result.structured_content))]
+        return result
+
+
 def build_server(runtime: Runtime) -> MCPServer:
-    server = MCPServer(
+    server = GmailServer(
         name=SERVER_NAME,
         version=__version__,
         instructions=build_instructions(runtime.config, guide_path=local_guide_path()),
     )
-    server.add_resource(
-        TextResource(
-            uri=GUIDE_URI,
-            name="pro-asistenta",
-            title="Průvodce pro asistenta (mcp-multi-gmail)",
-            description="The Czech guide for the assistant: setup, the pass, labels, sending, troubleshooting.",
-            mime_type="text/markdown",
-            text=guide_text(),
+    for uri, name, title, description in GUIDES:
+        server.add_resource(
+            TextResource(
+                uri=uri,
+                name=name.removesuffix(".md"),
+                title=title,
+                description=description,
+                mime_type="text/markdown",
+                text=guide_text(name),
+            )
         )
-    )
 
     def register_tools() -> None:
         # The tool modules pull in the mail layer, the result models and the protocol libraries.

@@ -245,10 +245,16 @@ class Watcher:
                 return f"schránka {name} se nepřihlásí, heslo aplikace je nejspíš zrušené nebo změněné ({detail})"
             self.log(f"schránka {name} se nepřihlásila ({detail}); když se to zopakuje, ohlásím problém")
             return None
+        self._auth_failures[name] = 0  # too many connections, throttling, a web-login demand: not the password
         if error.code in ("provider_unsupported", "query_too_broad"):
             return f"schránka {name}: {detail}"
-        # Network trouble passes by itself; reporting it would only make the assistant restart us.
-        self.log(f"schránka {name}: Gmail teď neodpovídá ({detail}), zkusím to při další kontrole")
+        # Network trouble and Gmail's passing refusals go by themselves; reporting them would only make
+        # the assistant restart us. A web-login demand (not retryable) waits for the user, and the
+        # assistant's next pass shows it with its advice; the watcher keeps checking meanwhile.
+        if error.retryable:
+            self.log(f"schránka {name}: Gmail teď neodpovídá ({detail}), zkusím to při další kontrole")
+        else:
+            self.log(f"schránka {name}: Gmail odmítl kontrolu ({detail}), zkusím to při další kontrole")
         return None
 
     def _save(self, known: dict[str, set[str]]) -> None:
@@ -301,7 +307,7 @@ def _describe(plan: WatchPlan, state_dir: Path) -> str:
 
 def run_watcher(
     *,
-    config_path: Path,
+    config_path: Path | None,
     since: Sequence[str],
     interval: str | None,
     max_time: str | None,
@@ -309,6 +315,7 @@ def run_watcher(
     layout: AddonLayout | None,
     environ: Mapping[str, str],
     state_dir: Path | None = None,
+    problems: Sequence[str] = (),
 ) -> int:
     """Check the arguments, watch, print the one line and return the exit code."""
     try:
@@ -320,6 +327,7 @@ def run_watcher(
             hours=hours,
             layout=layout,
             environ=environ,
+            problems=problems,
         )
     except WatchArgsError as error:
         _emit(error.line)

@@ -38,6 +38,66 @@ class WatchArgsError(Exception):
         return "chyba: " + "; ".join(self.problems)
 
 
+# The watcher's own options and what each says when its value is missing.
+_VALUE_OPTIONS = {
+    "--config": "--config potřebuje cestu k souboru s nastavením",
+    "--since": "--since potřebuje hodnotu ve tvaru jmeno=kotva",
+    "--interval": "--interval potřebuje dobu, třeba 5m",
+    "--max": "--max potřebuje dobu, třeba 115m",
+    "--hours": "--hours potřebuje rozsah hodin, třeba 9-19",
+}
+
+
+@dataclass
+class WatchArgv:
+    """The command line of `--wait`, read without argparse: its errors would be English, on stderr, exit 2."""
+
+    config: str | None = None
+    since: list[str] = field(default_factory=list)
+    interval: str | None = None
+    max_time: str | None = None
+    hours: str | None = None
+    problems: list[str] = field(default_factory=list)  # Czech, for the one `chyba:` line
+    ignored: list[str] = field(default_factory=list)  # unknown arguments, skipped as 1.5.0 did
+    config_missing: bool = False  # `--config` without a path: no other file is tried in its place
+
+
+def read_watch_argv(argv: Sequence[str]) -> WatchArgv:
+    """Split `--wait` mode's arguments; the last of a repeated option wins (except `--since`)."""
+    result = WatchArgv()
+    values: dict[str, str] = {}
+    items = list(argv)
+    i = 0
+    while i < len(items):
+        item = items[i]
+        i += 1
+        option, eq, inline = item.partition("=")
+        if item == "--wait":
+            continue
+        if option not in _VALUE_OPTIONS:
+            result.ignored.append(item)
+            continue
+        if eq:
+            value: str | None = inline
+        elif i < len(items) and not items[i].startswith("--"):
+            value = items[i]
+            i += 1
+        else:
+            value = None
+        if value is None or not value.strip():
+            result.problems.append(_VALUE_OPTIONS[option])
+        elif option == "--since":
+            result.since.append(value)
+        else:
+            values[option] = value
+    result.config = values.get("--config")
+    result.interval = values.get("--interval")
+    result.max_time = values.get("--max")
+    result.hours = values.get("--hours")
+    result.config_missing = _VALUE_OPTIONS["--config"] in result.problems
+    return result
+
+
 @dataclass(frozen=True)
 class WatchPlan:
     config: Config
@@ -73,7 +133,8 @@ def _anchors(raw: Sequence[str], config: Config | None, problems: list[str]) -> 
         except MailError:
             problems.append(
                 f"kotva „{one_line(anchor)[:60]}“ u schránky {name} není datum "
-                "(čeká se RRRR-MM-DD nebo čas jako 2026-09-01T07:30:00Z)"
+                "(čeká se RRRR-MM-DD, čas jako 2026-09-01 07:30 nebo 2026-09-01T07:30:00+02:00, "
+                "nebo datum podle RFC 2822 jako Tue, 01 Sep 2026 07:30:00 +0200)"
             )
     return anchors
 
@@ -90,22 +151,29 @@ def _duration(label: str, text: str | None, default_ms: int, minimum_ms: int, hi
 
 def plan_watch(
     *,
-    config_path: Path,
+    config_path: Path | None,
     since: Sequence[str],
     interval: str | None,
     max_time: str | None,
     hours: str | None,
     layout: AddonLayout | None,
     environ: Mapping[str, str],
+    problems: Sequence[str] = (),
 ) -> WatchPlan:
-    """Check everything the watcher is started with; raise WatchArgsError listing every problem."""
-    problems: list[str] = []
+    """Check everything the watcher is started with; raise WatchArgsError listing every problem.
+
+    `problems` are those already found on the command line; `config_path` None means it named no
+    usable file (already one of `problems`)."""
+    problems = list(problems)
     config: Config | None = None
     endpoint: Endpoint | None = None
-    try:
-        config = load_config(config_path, layout=layout, environ=environ)
-    except ConfigError as error:
-        problems.append(one_line(str(error)))
+    if config_path is None and not problems:
+        problems.append("chybí cesta k souboru s nastavením")
+    if config_path is not None:
+        try:
+            config = load_config(config_path, layout=layout, environ=environ)
+        except ConfigError as error:
+            problems.append(one_line(str(error)))
     try:
         endpoint = resolve_endpoint(environ)
     except EndpointError as error:

@@ -64,11 +64,20 @@ def owns_claim(path: Path, token: str) -> bool:
     return current.strip() == token
 
 
+def _bare_key(key: str) -> str:
+    # 1.5.0 stored the envelope's Message-ID with its angle brackets; keys are bare now.
+    text = key.strip()
+    if len(text) > 2 and text.startswith("<") and text.endswith(">"):
+        return text[1:-1]
+    return text
+
+
 def load_known(path: Path) -> dict[str, set[str]]:
     """`{"version": 1, "known": {"<account>": [keys]}}`; missing or broken → empty.
 
     Empty means everything waiting counts as new once, which is the safe side: a wake too many
-    costs one pass, a missed wake costs unanswered mail.
+    costs one pass, a missed wake costs unanswered mail. Keys written by 1.5.0 (bracketed
+    Message-IDs) are read as the bare ids used now, so an upgrade does not wake for old mail.
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -82,7 +91,7 @@ def load_known(path: Path) -> dict[str, set[str]]:
     result: dict[str, set[str]] = {}
     for name, keys in known.items():
         if isinstance(name, str) and isinstance(keys, list) and all(isinstance(k, str) for k in keys):
-            result[name] = set(keys)
+            result[name] = {_bare_key(k) for k in keys}
     return result
 
 

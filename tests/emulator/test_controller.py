@@ -385,7 +385,12 @@ def test_seed_validation_reports_every_problem(tmp_path: Path) -> None:
             },
             {"address": ALICE, "password": "p", "extra": 1},
         ],
-        "knobs": {"delivery_delay_s": "fast", "nonsense": True, "unknown_label_policy": "maybe"},
+        "knobs": {
+            "delivery_delay_s": "fast",
+            "nonsense": True,
+            "unknown_label_policy": "maybe",
+            "date_search_timezone": "Europe/Praha",
+        },
         "colour": "blue",
     }
     with pytest.raises(SeedError) as info:
@@ -409,6 +414,7 @@ def test_seed_validation_reports_every_problem(tmp_path: Path) -> None:
         "knobs.delivery_delay_s",
         "knobs.nonsense: unknown knob",
         "knobs.unknown_label_policy",
+        "knobs.date_search_timezone: unknown IANA timezone 'Europe/Praha'",
         "seed.colour: unknown key",
     ]:
         assert fragment in text, fragment

@@ -139,6 +139,8 @@ def test_fault_delay(imap_emu) -> None:
         ("app_password", r"\[ALERT\] Application-specific password required"),
         ("too_many", r"\[ALERT\] Too many simultaneous connections\. \(Failure\)"),
         ("webalert", r"\[ALERT\] Please log in via your web browser"),
+        ("unavailable", r"\[UNAVAILABLE\]"),
+        ("throttled", r"\[THROTTLED\]"),
     ],
 )
 def test_fault_refuse_login(imap_emu, kind: str, text: str) -> None:
@@ -148,6 +150,17 @@ def test_fault_refuse_login(imap_emu, kind: str, text: str) -> None:
         client.login(imap_emu.user, imap_emu.password)
     client.login(imap_emu.user, imap_emu.password)
     client.logout()
+
+
+def test_webalert_sends_the_untagged_sign_in_line_first(imap_emu) -> None:
+    imap_emu.observer.add_fault(FaultRule("refuse_login:webalert"))
+    raw = imap_emu.raw(login=False)
+    lines = raw.command(f'LOGIN "{imap_emu.user}" "{imap_emu.password}"')
+    assert lines[0].startswith(b"* NO [WEBALERT https://accounts.google.com/") and b"Web login required." in lines[0]
+    assert lines[-1] == (
+        b"r1 NO [ALERT] Please log in via your web browser: "
+        b"https://support.google.com/mail/accounts/answer/78754 (Failure)"
+    )
 
 
 def test_fault_greeting_bye_and_tls_fail(imap_emu) -> None:

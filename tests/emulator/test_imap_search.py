@@ -151,3 +151,42 @@ def test_label_search_lag_knob(imap_emu) -> None:
     imap_emu.store.knobs.label_search_lags = True
     imap_emu.advance(2)
     assert client.search(["X-GM-LABELS", "Done"]) == [1]
+
+
+@pytest.mark.parametrize(
+    ("zone", "since_30", "on_30", "before_30"),
+    [
+        # Messages at 29 Nov 23:30Z, 30 Nov 05:00Z, 30 Nov 09:00Z and 30 Nov 20:00Z.
+        ("America/Los_Angeles", [3, 4], [3, 4], [1, 2]),  # 30 Nov starts at 08:00Z (PST)
+        ("UTC", [2, 3, 4], [2, 3, 4], [1]),
+        ("Europe/Prague", [1, 2, 3, 4], [1, 2, 3, 4], []),  # 30 Nov starts at 29 Nov 23:00Z
+        ("Pacific/Kiritimati", [1, 2, 3, 4], [1, 2, 3], []),  # 30 Nov is 29 Nov 10:00Z to 30 Nov 10:00Z
+    ],
+)
+def test_date_keys_follow_the_search_timezone(
+    imap_emu, zone: str, since_30: list[int], on_30: list[int], before_30: list[int]
+) -> None:
+    imap_emu.store.knobs.update(date_search_timezone=zone)
+    for at in (
+        dt.datetime(2026, 11, 29, 23, 30, tzinfo=dt.UTC),
+        dt.datetime(2026, 11, 30, 5, tzinfo=dt.UTC),
+        dt.datetime(2026, 11, 30, 9, tzinfo=dt.UTC),
+        dt.datetime(2026, 11, 30, 20, tzinfo=dt.UTC),
+    ):
+        imap_emu.deliver(imap_emu.make_mail(f"at {at:%H:%M}"), ["\\Inbox"], internaldate=at)
+    client = imap_emu.client()
+    client.select_folder("INBOX", readonly=True)
+    day = dt.date(2026, 11, 30)
+    assert client.search(["SINCE", day]) == since_30
+    assert client.search(["ON", day]) == on_30
+    assert client.search(["BEFORE", day]) == before_30
+
+
+def test_the_search_timezone_is_los_angeles_by_default_and_checked(imap_emu) -> None:
+    from gmail_emulator import Knobs
+
+    assert Knobs().date_search_timezone == "America/Los_Angeles"
+    with pytest.raises(ValueError, match="unknown IANA timezone"):
+        imap_emu.store.knobs.update(date_search_timezone="Europe/Praha")
+    with pytest.raises(ValueError, match="unknown IANA timezone"):
+        Knobs(date_search_timezone="Mars/Olympus")

@@ -14,6 +14,7 @@ from mcp import Client
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
+from tool_results import error_body
 
 # The canary app password: 16 lowercase letters, as Google issues them. The config carries it in
 # the grouped form Google displays ("qkan arek zvxj wplm"); the server compacts it.
@@ -83,15 +84,10 @@ class Recorder:
 
 
 def error_of(result: Any) -> dict[str, Any] | None:
-    """The structured error of a result, None for a success. Schema rejections by the SDK have no
-    structured error: they are reported as code "schema"."""
+    """The error of a result (in the one error shape), None for a success."""
     if not result.is_error:
         return None
-    structured = result.structured_content
-    if isinstance(structured, dict) and isinstance(structured.get("error"), dict):
-        error: dict[str, Any] = structured["error"]
-        return error
-    return {"code": "schema", "message": result_text(result), "retryable": False}
+    return error_body(result)
 
 
 def mail(

@@ -216,7 +216,8 @@ CASES: list[Case] = [
     Case("rcpt-bcc-outside", "mg_send_message", send(bcc=["x@evil.example"]), FORBID, ALLOW),
     Case("rcpt-empty-allow-list", "mg_send_message", SEND, FORBID, {"allowed_recipients": []}),
     Case("rcpt-sending-off", "mg_send_message", SEND, FORBID, {"can_send": False}),
-    Case("rcpt-none", "mg_send_message", send(to=[]), FORBID),
+    Case("rcpt-none", "mg_send_message", send(to=[]), INVALID),
+    Case("rcpt-bcc-only", "mg_send_message", send(to=[], bcc=["petr@partner.example"]), INVALID),
     Case("rcpt-surrogate", "mg_send_message", to("a\udcff@partner.example"), INVALID, ALLOW),
     Case("draft-display-name-spoof", "mg_save_draft", draft(to=['"a@partner.example" <x@evil.example>']), INVALID),
     Case("draft-group", "mg_save_draft", draft(cc=["friends: x@evil.example;"]), INVALID),
@@ -235,7 +236,7 @@ CASES: list[Case] = [
     Case("hdr-body-surrogate", "mg_send_message", send(body="Text \ud800 dál"), INVALID),
     Case("hdr-from-alias-crlf", "mg_send_message", send(from_alias="obchod@example.cz\r\nBcc: x@evil"), FORBID),
     Case("hdr-from-alias-unlisted", "mg_send_message", send(from_alias="ceo@example.cz"), FORBID),
-    Case("hdr-from-alias-surrogate", "mg_send_message", send(from_alias="obchod\udcff@example.cz"), FORBID),
+    Case("hdr-from-alias-surrogate", "mg_send_message", send(from_alias="obchod\udcff@example.cz"), INVALID),
     Case("hdr-in-reply-to-crlf", "mg_send_message", send(in_reply_to="dotaz-1@partner.example\r\nBcc: x"), INVALID),
     Case("hdr-in-reply-to-nul", "mg_send_message", send(in_reply_to="dotaz-1@partner.example\x00"), INVALID),
     Case("hdr-references-crlf", "mg_send_message", send(references=["<a@b.example>\r\nBcc: x@evil"]), INVALID),
@@ -289,11 +290,11 @@ CASES: list[Case] = [
     Case("imap-thread-fullwidth", "mg_get_thread", {"account": "o", "thread_id": "１２３"}, INVALID),
     Case("imap-thread-exponent", "mg_get_thread", {"account": "o", "thread_id": "1e5"}, INVALID),
     Case("imap-thread-oversize", "mg_get_thread", {"account": "o", "thread_id": "9" * 100_000}, INVALID),
-    Case("imap-thread-surrogate", "mg_unlabel_thread", thread("t", "\udcff"), LABEL),
+    Case("imap-thread-surrogate", "mg_unlabel_thread", thread("t", "\udcff"), INVALID),
     Case("imap-label-crlf", "mg_label_message", message_label("m", "Asistent\r\nA1 DELETE INBOX"), INVALID),
     Case("imap-label-lf", "mg_label_thread", thread("t", "Asistent/akce\nA1 DELETE INBOX"), INVALID),
     Case("imap-label-nul", "mg_unlabel_message", message_label("m", "Asistent\x00"), INVALID),
-    Case("imap-label-surrogate", "mg_label_message", message_label("m", "Asistent\udcff"), LABEL),
+    Case("imap-label-surrogate", "mg_label_message", message_label("m", "Asistent\udcff"), INVALID),
     Case(
         "imap-attachment-id-crlf",
         "mg_get_attachment",
@@ -344,7 +345,7 @@ CASES: list[Case] = [
     Case("path-missing", "mg_send_message", attach(lambda ctx: str(ctx.attach / "neni.pdf")), "not_found"),
     Case("path-nul", "mg_send_message", attach(lambda ctx: f"{ctx.attach}/ok.txt\x00.pdf"), INVALID),
     Case("path-crlf", "mg_send_message", attach(lambda ctx: f"{ctx.attach}/ok.txt\r\n"), INVALID),
-    Case("path-surrogate-missing", "mg_send_message", attach(lambda ctx: f"{ctx.attach}/\udcff.pdf"), "not_found"),
+    Case("path-surrogate-missing", "mg_send_message", attach(lambda ctx: f"{ctx.attach}/\udcff.pdf"), INVALID),
     Case("path-no-attachment-dirs", "mg_send_message", attach(_ok_file), FORBID, top={"attachment_dirs": []}),
     Case("path-draft-outside", "mg_save_draft", attach(lambda ctx: str(secret(ctx)), DRAFT), FORBID),
     Case("path-draft-hard-link", "mg_save_draft", attach(_hard_link, DRAFT), FORBID),
@@ -369,23 +370,23 @@ CASES: list[Case] = [
     Case("label-processed-cyrillic-on-message", "mg_label_message", message_label("m", "Аsistent"), LABEL),
     Case("label-user-label", "mg_label_message", message_label("m", "Rodina"), LABEL),
     Case("label-empty", "mg_label_message", message_label("m", "   "), INVALID),
-    Case("label-oversize", "mg_label_thread", thread("t", "x" * 100_000), LABEL),
+    Case("label-oversize", "mg_label_thread", thread("t", "x" * 100_000), INVALID),
     # ---------------------------------------------------------------- flags
     Case("flag-deleted", "mg_set_flags", {**get_message("dotaz-1@partner.example"), "deleted": True}, INVALID),
     Case("flag-draft", "mg_set_flags", {**get_message("dotaz-1@partner.example"), "draft": True}, INVALID),
     Case("flag-raw-list", "mg_set_flags", {**get_message("dotaz-1@partner.example"), "flags": ["\\Deleted"]}, INVALID),
-    Case("flag-as-value", "mg_set_flags", {**get_message("dotaz-1@partner.example"), "seen": "\\Deleted"}, "schema"),
+    Case("flag-as-value", "mg_set_flags", {**get_message("dotaz-1@partner.example"), "seen": "\\Deleted"}, INVALID),
     Case("flag-none", "mg_set_flags", get_message("dotaz-1@partner.example"), INVALID),
     # ---------------------------------------------------------------- oversize and 10 000-element lists
-    Case("big-body", "mg_send_message", send(body="x" * BIG), FORBID),
-    Case("big-draft-body", "mg_save_draft", draft(body="x" * BIG), FORBID),
+    Case("big-body", "mg_send_message", send(body="x" * BIG), INVALID),
+    Case("big-draft-body", "mg_save_draft", draft(body="x" * BIG), INVALID),
     Case("big-attachment", "mg_send_message", attach(_big_file), FORBID),
-    Case("big-max-results", "mg_search_threads", search("ceník", max_results=1_000_000), "schema"),
+    Case("big-max-results", "mg_search_threads", search("ceník", max_results=1_000_000), INVALID),
     Case(
         "big-body-window",
         "mg_get_message",
         {**get_message("dotaz-1@partner.example"), "max_body_length": 10**9},
-        "schema",
+        INVALID,
     ),
     Case(
         "list-10k-message-ids",
@@ -504,8 +505,7 @@ async def test_hostile_input_is_refused_and_changes_nothing(
     error = error_of(result)
     assert error is not None, f"{case.id}: accepted: {result.content[0].text[:500]}"
     assert error["code"] == case.code, f"{case.id}: {error}"
-    if case.code != "schema":
-        assert len(error["message"]) <= MAX_ERROR_CHARS, f"{case.id}: a {len(error['message'])}-character error"
+    assert len(error["message"]) <= MAX_ERROR_CHARS, f"{case.id}: a {len(error['message'])}-character error"
     assert emulator.snapshot() == before
     assert emulator.outbox() == [] and emulator.smtp_logins() == 0 and emulator.smtp_sessions() == 0
     assert write_commands(emulator) == []

@@ -68,7 +68,7 @@ def _unexpected(result: Any) -> str | None:
     error = error_of(result)
     if error is None:
         return None
-    if error["code"] == "schema" or "Unexpected failure" in error["message"]:
+    if "Unexpected failure" in error["message"] or "Internal error" in error["message"]:
         return f"{error['code']}: {error['message'][:300]}"
     return None
 

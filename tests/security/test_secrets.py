@@ -189,14 +189,30 @@ async def test_refused_logins_never_show_the_password(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("kind", ["invalid", "app_password", "too_many", "webalert"])
+@pytest.mark.parametrize(
+    ("kind", "code", "retryable"),
+    [
+        ("invalid", "auth_failed", False),
+        ("app_password", "auth_failed", False),
+        # Not a password problem: a new app password would not help, so they are not auth_failed.
+        ("too_many", "upstream_error", True),
+        ("unavailable", "upstream_error", True),
+        ("throttled", "upstream_error", True),
+        ("webalert", "upstream_error", False),
+    ],
+)
 async def test_gmail_login_refusals_never_show_the_password(
-    kind: str, emulator: GmailEmulator, make_runtime: Callable[..., Runtime], call: Callable[..., Any]
+    kind: str,
+    code: str,
+    retryable: bool,
+    emulator: GmailEmulator,
+    make_runtime: Callable[..., Runtime],
+    call: Callable[..., Any],
 ) -> None:
     emulator.add_fault(FaultRule(action=f"refuse_login:{kind}", times=-1))
     result = await call(make_runtime(), "mg_list_labels", {"account": "o"})
     error = error_of(result)
-    assert error is not None and error["code"] == "auth_failed"
+    assert error is not None and (error["code"], error["retryable"]) == (code, retryable)
 
 
 @pytest.mark.anyio
@@ -362,7 +378,9 @@ def test_invalid_utf8_over_stdio_is_refused_and_the_server_lives_on(emulator: Gm
         _rpc_line(proc, tool % (4, b"mg_get_message", b'{"account": "o", "message_id": "dotaz-1@partner.example"}'))
         assert _reply(lines, 4, seen)["result"]["isError"] is False
         _rpc_line(proc, tool % (5, b"mg_get_message", b'{"account": "o", "message_id": "\xff\xfe@x"}'))
-        error = _reply(lines, 5, seen)["result"]["structuredContent"]["error"]
+        answer = _reply(lines, 5, seen)["result"]
+        assert answer["isError"] is True and "structuredContent" not in answer
+        error = json.loads(answer["content"][0]["text"])["error"]
         assert error["code"] in ("not_found", "invalid_input")
     finally:
         assert proc.stdin is not None

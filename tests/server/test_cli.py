@@ -6,8 +6,11 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from mcp_multi_gmail import __version__
 
@@ -79,6 +82,24 @@ def test_placeholder_password_is_a_warning_not_an_error(write_config: Callable[.
     assert "POZOR:" in done.stderr and done.stdout == ""
 
 
+def test_unlabelled_mailbox_without_unread_only_warns_at_start_up(write_config: Callable[..., Path]) -> None:
+    """Such a window never clears; the start-up report says so before the server runs."""
+    path = write_config(
+        [
+            {**OSOBNI, "processed_label": None},
+            {**OSOBNI, "name": "cteni", "processed_label": None, "unread_only": True},
+        ]
+    )
+    done = run(["--config", str(path)])
+    assert done.returncode == 0 and done.stdout == ""
+    [warning] = [line for line in done.stderr.splitlines() if "processed_label" in line]
+    assert warning.startswith("POZOR: schránka „osobni“") and '"unread_only": true' in warning
+    assert "cteni" not in done.stderr
+    assert done.stderr.index("POZOR:") < done.stderr.index("běží")
+    checked = run(["--check-config", str(path)])  # the same start-up report, checked without serving
+    assert warning in checked.stdout.splitlines()
+
+
 def test_endpoint_override_must_be_loopback(write_config: Callable[..., Path]) -> None:
     path = write_config([OSOBNI])
     done = run(["--config", str(path)], env={"MG_GMAIL_ENDPOINT": "10.0.0.1:993:465:587"})
@@ -106,3 +127,81 @@ def test_json_config_written_by_windows_notepad_with_bom(tmp_path: Path) -> None
     path = tmp_path / "bom.json"
     path.write_text("\ufeff" + json.dumps({"accounts": [OSOBNI]}), encoding="utf-8")
     assert run(["--config", str(path)]).returncode == 0
+
+
+# ---------------------------------------------------------------- version 2.0.0
+
+
+def test_version_is_2_0_0_in_package_cli_and_changelog() -> None:
+    # It replaces 1.5.0 and changes the Message-ID form: a major version.
+    root = Path(__file__).resolve().parents[2]
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    assert pyproject["project"]["version"] == __version__ == "2.0.0"
+    assert run(["--version"]).stdout == "mcp-multi-gmail 2.0.0\n"
+    changelog = (root / "CHANGELOG.md").read_text(encoding="utf-8")
+    first_section = next(line for line in changelog.splitlines() if line.startswith("## "))
+    assert first_section.startswith("## [2.0.0]")
+    lock = tomllib.loads((root / "uv.lock").read_text(encoding="utf-8"))
+    assert {"name": "mcp-multi-gmail", "version": "2.0.0"}.items() <= next(
+        p for p in lock["package"] if p["name"] == "mcp-multi-gmail"
+    ).items()
+
+
+# ---------------------------------------------------------------- --config without a path
+
+
+@pytest.mark.parametrize("args", [["--config"], ["--config", "--demo"], ["--config="], ["--config", " "]])
+def test_config_without_a_path_is_the_czech_message_and_exit_1(args: list[str]) -> None:
+    done = run(args)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "chyba: --config potřebuje cestu k souboru s nastavením\n"
+
+
+# ---------------------------------------------------------------- --wait argument problems
+
+
+def watcher(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    return run(["--wait", *args], env={"MG_WATCH_DIR": env.pop("state_dir"), **env})
+
+
+@pytest.mark.parametrize(
+    ("args", "problems"),
+    [
+        (["--since"], ["--since potřebuje hodnotu ve tvaru jmeno=kotva"]),
+        (["--config"], ["--config potřebuje cestu k souboru s nastavením"]),
+        (
+            ["--interval", "--since", "osobni=2026-11-01", "--max", "--hours="],
+            ["--interval potřebuje dobu, třeba 5m", "--max potřebuje dobu", "--hours potřebuje rozsah hodin"],
+        ),
+        (
+            ["--since", "osobni=zítra", "--interval", "10s", "--hours"],
+            ["--hours potřebuje", "kotva „zítra“", "--interval „10s“"],
+        ),
+    ],
+)
+def test_watcher_argument_problems_are_one_chyba_line_with_exit_6(
+    write_config: Callable[..., Path], tmp_path: Path, args: list[str], problems: list[str]
+) -> None:
+    # Exit 6 means "bad start, read the line and fix it"; argparse's 2 would read as a crash and the
+    # assistant would restart the watcher with the same typo over and over.
+    path = write_config([OSOBNI])
+    done = watcher(["--config", str(path), *args] if "--config" not in args else args, state_dir=str(tmp_path))
+    assert done.returncode == 6, done.stderr
+    assert done.stdout.startswith("chyba: ") and done.stdout.count("\n") == 1, done.stdout
+    found = done.stdout.removeprefix("chyba: ").rstrip("\n").split("; ")
+    assert len(found) == len(problems), found
+    for got, wanted in zip(found, problems, strict=True):
+        assert got.startswith(wanted), (got, wanted)
+    assert done.stderr == ""  # no argparse usage text, no English
+    assert not (tmp_path / "wait.owner").exists()
+
+
+def test_watcher_ignores_unknown_arguments_with_a_pozor_line(write_config: Callable[..., Path], tmp_path: Path) -> None:
+    path = write_config([OSOBNI])
+    done = watcher(
+        ["--config", str(path), "--bogus", "--since", "osobni=zítra", "--lang", "en", "extra"], state_dir=str(tmp_path)
+    )
+    assert done.returncode == 6
+    # Only the real problem is reported; the unknown ones are skipped, as 1.5.0 skipped them.
+    assert done.stdout.startswith("chyba: kotva „zítra“") and "bogus" not in done.stdout
+    assert "POZOR: hlídač přeskočil neznámé argumenty: --bogus --lang en extra\n" in done.stderr

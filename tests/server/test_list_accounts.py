@@ -13,6 +13,7 @@ from mcp import Client
 from gmail_emulator import GmailEmulator, SmtpFault
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
+from tool_results import error_body
 
 pytestmark = pytest.mark.anyio
 
@@ -145,9 +146,9 @@ async def test_reload_reports_changes_and_keeps_old_settings_on_error(
 
         path.write_text('{"accounts": [{"name": "Spatne"}]}', encoding="utf-8")
         broken = await client.call_tool("mg_reload_config", {})
-        assert broken.is_error is True
-        assert broken.structured_content["error"]["code"] == "config_invalid"
-        assert "previous settings stay" in broken.structured_content["error"]["message"]
+        refusal = error_body(broken)
+        assert refusal["code"] == "config_invalid"
+        assert "previous settings stay" in refusal["message"]
         listed = await client.call_tool("mg_list_accounts", {})
         assert [a["account"] for a in listed.structured_content["accounts"]] == ["osobni", "dalsi"]
 

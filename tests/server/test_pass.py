@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import email.utils
+import re
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
@@ -161,6 +163,40 @@ async def test_since_and_token_refusals(demo: Runtime, call: Call) -> None:
         assert body["code"] == "invalid_input", bad
     token = await error(call, demo, "mg_next_pass", account="osobni", since=days_ago(1), page_token="-1")
     assert token["code"] == "invalid_input"
+
+
+async def test_since_in_iso_and_rfc_2822_forms_names_the_same_boundary(demo: Runtime, call: Call) -> None:
+    # An assistant's notes may hold the boundary in any of these forms (1.5.0 took what JavaScript's Date reads).
+    day = datetime.now(UTC).date() - timedelta(days=5)
+    at_one_prague = datetime.combine(day, datetime.min.time(), UTC).astimezone(timezone(timedelta(hours=1)))
+    forms = [
+        f"{day}T00:00:00Z",
+        f"{day} 00:00",
+        f"{day}T00:00",
+        f"{day} 00:00:00",
+        f"{day}T01:00+01:00",
+        f"{day} 01:00:00+0100",
+        f"{day}T00:00:00.000Z",
+        email.utils.format_datetime(at_one_prague),  # "Sun, 29 Nov 2026 01:00:00 +0100"
+        f"{day.day} {day:%b %Y} 00:00 GMT",
+        email.utils.format_datetime(at_one_prague) + " (CET)",
+    ]
+    expected = await ok(call, demo, "mg_next_pass", account="osobni", since=str(day), max_threads=100)
+    assert expected["since"] == f"{day}T00:00:00Z" and expected["threads"]
+    for form in forms:
+        data = await ok(call, demo, "mg_next_pass", account="osobni", since=form, max_threads=100)
+        assert data["since"] == expected["since"], form
+        assert [t["thread_id"] for t in data["threads"]] == [t["thread_id"] for t in expected["threads"]], form
+
+
+async def test_unreadable_since_shows_accepted_examples(demo: Runtime, call: Call) -> None:
+    for bad in ["29/11/2026", "Nov 29 2026", "29 Nov 2026 08:00 CET", "2026-11-29T08", "Sun, 29 Nov 2026 25:00 +0100"]:
+        body = await error(call, demo, "mg_next_pass", account="osobni", since=bad)
+        assert body["code"] == "invalid_input", bad
+        examples = re.findall(r'"([^"]+)"', body["message"].split("for example", 1)[1])
+        assert len(examples) == 4, body["message"]
+    for example in examples:  # what the message offers is really accepted
+        assert (await ok(call, demo, "mg_next_pass", account="osobni", since=example))["since"].startswith("2026-09-01")
 
 
 async def test_message_count_null_when_thread_vanishes(
@@ -394,7 +430,8 @@ async def test_pass_command_count_is_flat(
     assert data["total_threads"] == threads and all(t["message_count"] == 2 for t in data["threads"])
     names = [c.name for c in emulator.commands()]
     assert len(names) <= 12, names
-    assert names.count("UID FETCH") == 2 and names.count("UID SEARCH") == 2
+    # scan, the page's threads, the beginnings of their unprocessed messages (the previews)
+    assert names.count("UID FETCH") == 3 and names.count("UID SEARCH") == 2
 
 
 @pytest.mark.parametrize("messages", [4, 40])

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from toolcalls import Call, error, ok
 
-from gmail_emulator import FaultRule, GmailEmulator
+from gmail_emulator import FaultRule, GmailEmulator, Verdict
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -69,9 +69,10 @@ async def test_search_reads_labels_by_fetch_not_from_the_lagging_index(
 
 async def test_search_paging_and_query_passed_verbatim(demo: Runtime, call: Call) -> None:
     first = await ok(call, demo, "mg_search_threads", account="osobni", query="in:inbox", max_results=3)
-    assert len(first["threads"]) == 3 and first["next_page_token"] == "3"
+    token = first["next_page_token"]
+    assert len(first["threads"]) == 3 and token is not None
     second = await ok(
-        call, demo, "mg_search_threads", account="osobni", query="in:inbox", max_results=3, page_token="3"
+        call, demo, "mg_search_threads", account="osobni", query="in:inbox", max_results=3, page_token=token
     )
     ids = {t["thread_id"] for t in first["threads"]} | {t["thread_id"] for t in second["threads"]}
     assert len(ids) == 6
@@ -147,9 +148,13 @@ async def test_legacy_czech_charsets_keep_diacritics(demo: Runtime, call: Call, 
     assert "příliš žluťoučký kůň úpěl ďábelské ódy" in data["body"]
 
 
-async def test_html_only_message_comes_as_raw_html(demo: Runtime, call: Call) -> None:
-    data = await ok(call, demo, "mg_get_message", account="osobni", message_id="issue-142.jn142@weeklybyte.example.com")
-    assert data["body_format"] == "html" and "<" in data["body"]
+async def test_html_only_message_comes_as_text_and_raw_on_request(demo: Runtime, call: Call) -> None:
+    newsletter = "issue-142.jn142@weeklybyte.example.com"
+    data = await ok(call, demo, "mg_get_message", account="osobni", message_id=newsletter)
+    assert data["body_format"] == "html_as_text" and "<" not in data["body"]
+    assert "- Why your router needs an update" in data["body"] and data["hidden_text_chars"] == 0
+    raw = await ok(call, demo, "mg_get_message", account="osobni", message_id=newsletter, raw_html=True)
+    assert raw["body_format"] == "html" and raw["body"].lstrip().startswith("<!DOCTYPE html>")
 
 
 async def test_message_id_with_brace(demo: Runtime, call: Call) -> None:
@@ -203,16 +208,15 @@ async def test_forged_authentication_results_are_ignored(
     emulator: GmailEmulator, call: Call, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
 ) -> None:
     msg = EmailMessage()
-    msg["Authentication-Results"] = "mx.google.com; spf=softfail smtp.mailfrom=bank.example; dkim=none; dmarc=fail"
     msg["Authentication-Results"] = "evil.example; spf=pass; dkim=pass header.i=@bank.example; dmarc=pass"
     msg["From"] = "Banka <info@bank.example>"
     msg["To"] = "osobni@example.cz"
     msg["Subject"] = "Ověřte účet"
     msg["Message-ID"] = "<forged@bank.example>"
     msg.set_content("klikněte")
-    # Gmail adds its header on top; the forged one sits below it, written by the sender.
+    # Gmail adds its trace and verdict on top; the forged one sits below it, written by the sender.
     raw = msg.as_bytes()
-    emulator.deliver("osobni@example.cz", raw)
+    emulator.deliver("osobni@example.cz", raw, trace=Verdict(spf="softfail", dkim="none", dmarc="fail"))
     runtime = make_runtime(
         write_config([{"name": "o", "address": "osobni@example.cz", "password": "osobniheslohesla"}])
     )
@@ -243,6 +247,15 @@ async def test_pdf_attachment_listed_and_saved(demo: Runtime, call: Call, tmp_pa
     path = Path(saved["path"])
     assert path.parent == (tmp_path / "downloads").resolve()
     assert path.read_bytes().startswith(b"%PDF") and saved["size_bytes"] == path.stat().st_size
+
+
+@pytest.mark.parametrize(
+    "given", ["<faktura-2026-11.202611@rychlynet.example.com>", " faktura-2026-11.202611@rychlynet.example.com "]
+)
+async def test_attachment_result_names_the_bare_message_id(demo: Runtime, call: Call, given: str) -> None:
+    # Ids are bare everywhere, whatever form the caller used (1.5.0 echoed the input as given).
+    saved = await ok(call, demo, "mg_get_attachment", account="osobni", message_id=given, attachment_id="2")
+    assert saved["message_id"] == "faktura-2026-11.202611@rychlynet.example.com"
 
 
 @pytest.mark.parametrize(
@@ -390,9 +403,10 @@ async def test_thread_command_count_is_flat(
     )
     thread_id = str(emulator.messages("osobni@example.cz")[0].thrid)
     count = await _commands_for(emulator, call, runtime, "mg_get_thread", account="o", thread_id=thread_id)
-    assert count == 6  # LOGIN LIST EXAMINE SEARCH FETCH LOGOUT (no CAPABILITY before LOGIN)
+    assert count == 7  # LOGIN LIST EXAMINE SEARCH FETCH, FETCH of the previews, LOGOUT (no CAPABILITY)
     data = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread_id)
     assert data["message_count"] == messages
+    assert all(m["preview"] for m in data["messages"])
 
 
 async def test_mail_strings_lose_invisible_characters(

@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import TextResourceContents
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.instructions import GUIDE_URI
+from mcp_multi_gmail.instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI
 
 OSOBNI = {
     "name": "osobni",
@@ -45,6 +45,14 @@ async def test_sdk_client_over_stdio(emulator: GmailEmulator, write_config: Call
             assert tool.output_schema is not None and tool.title and tool.annotations is not None
         guide = (await client.read_resource(GUIDE_URI)).contents[0]
         assert isinstance(guide, TextResourceContents) and "mg_next_pass" in guide.text
+        # the setup and troubleshooting guides are resources too, named in the instructions
+        listed = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert listed == {GUIDE_URI, SETUP_URI, TROUBLE_URI}
+        assert SETUP_URI in client.instructions and TROUBLE_URI in client.instructions
+        setup = (await client.read_resource(SETUP_URI)).contents[0]
+        assert isinstance(setup, TextResourceContents) and "SEM_VLOZ_HESLO_APLIKACE" in setup.text
+        trouble = (await client.read_resource(TROUBLE_URI)).contents[0]
+        assert isinstance(trouble, TextResourceContents) and "`invalid_input`" in trouble.text
         result = await client.call_tool("mg_list_accounts", {"verify": True})
         assert result.is_error is False
         assert result.structured_content is not None
@@ -76,7 +84,8 @@ def test_stdout_carries_only_protocol(emulator: GmailEmulator, write_config: Cal
             },
         )
         init = rpc.reply(1)
-        assert init["result"]["serverInfo"]["name"] == "mcp-multi-gmail"
+        info = init["result"]["serverInfo"]
+        assert (info["name"], info["version"]) == ("mcp-multi-gmail", "2.0.0")
         rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         rpc.send(
             {

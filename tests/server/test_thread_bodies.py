@@ -18,7 +18,15 @@ pytestmark = pytest.mark.anyio
 
 BOX = "osobni@example.cz"
 PROCESSED = "Asistent"
-BODY_KEYS = {"body_format", "body", "body_offset", "body_total_length", "body_truncated", "attachments"}
+BODY_KEYS = {
+    "body_format",
+    "body",
+    "body_offset",
+    "body_total_length",
+    "body_truncated",
+    "hidden_text_chars",
+    "attachments",
+}
 
 
 def thread_message(index: int, body: str, *, attachment: bytes | None = None) -> bytes:
@@ -94,8 +102,28 @@ async def test_mixed_structures_each_get_their_own_text_part(
     assert attached["body"] == "Text s přílohou.\n"
     [pdf] = attached["attachments"]
     assert pdf["filename"] == "rozpocet.pdf" and pdf["mime_type"] == "application/pdf"
+    assert [m["preview"] for m in data["messages"]] == ["Jen text.", "Text s přílohou."]
     sent = emulator.observer.wire_bytes("s", "imap")
     assert sent < 20_000, f"the attachment must not travel: {sent} bytes"
+
+
+async def test_html_only_body_comes_as_mg_get_message_gives_it(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    msg = EmailMessage()
+    msg["From"] = "Newsletter <news@example.org>"
+    msg["To"] = BOX
+    msg["Subject"] = "Novinky"
+    msg["Message-ID"] = "<novinky@example.org>"
+    msg.set_content('<p>Dobrý den,</p><p style="display:none">skryto</p><p>nabídka platí.</p>', subtype="html")
+    emulator.deliver(BOX, msg.as_bytes())
+    thread = str(emulator.messages(BOX)[0].thrid)
+    data = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all")
+    [message] = data["messages"]
+    single = await ok(call, runtime, "mg_get_message", account="o", message_id="novinky@example.org")
+    assert message["body_format"] == "html_as_text" == single["body_format"]
+    assert message["body"] == single["body"] and "nabídka platí" in message["body"] and "skryto" not in message["body"]
+    assert message["hidden_text_chars"] == single["hidden_text_chars"] > 0
 
 
 async def _commands_for(emulator: GmailEmulator, runtime: Runtime, call: Call, count: int) -> list[str]:

@@ -98,6 +98,9 @@ def text_of(message: email.message.EmailMessage, subtype: str) -> str:
         ({}, {"signature": "neni"}, "not_found", "signature"),
         ({}, {"attachments": ["relative.pdf"]}, "invalid_input", "relative"),
         ({}, {"in_reply_to": "<nikde@example.org>"}, "not_found", "nikde"),
+        # Like 1.5.0: a message only to Bcc would go out without a To header.
+        ({}, {"to": [], "bcc": ["petr@partner.example"]}, "invalid_input", "at least one address in `to`"),
+        ({}, {"to": ["  "], "cc": ["petr@partner.example"]}, "invalid_input", "`to`"),
     ],
 )
 async def test_refused_send_sends_nothing(
@@ -428,6 +431,10 @@ async def test_draft_needs_a_recipient_and_respects_attachment_dirs(
     runtime = sender()
     body = await error(call, runtime, "mg_save_draft", account="o", to=[], subject="x", body="y")
     assert body["code"] == "invalid_input"
+    body = await error(
+        call, runtime, "mg_save_draft", account="o", to=[], bcc=["a@partner.example"], subject="x", body="y"
+    )
+    assert body["code"] == "invalid_input" and "at least one address in `to`" in body["message"]
     outside = tmp_path / "jinde.txt"
     outside.write_text("x")
     body = await error(

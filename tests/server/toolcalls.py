@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_multi_gmail.runtime import Runtime
+from tool_results import error_body
 
 Call = Callable[..., Any]
 
@@ -18,7 +19,4 @@ async def ok(call: Call, runtime: Runtime, tool: str, **args: Any) -> dict[str, 
 
 
 async def error(call: Call, runtime: Runtime, tool: str, **args: Any) -> dict[str, Any]:
-    result = await call(runtime, tool, args)
-    assert result.is_error is True, result.content[0].text
-    body: dict[str, Any] = result.structured_content["error"]
-    return body
+    return error_body(await call(runtime, tool, args))

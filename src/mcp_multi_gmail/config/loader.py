@@ -106,6 +106,7 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
     )
     if problems:
         raise ConfigError(problems.report(path))
+    warnings.extend(window_never_clears(a.name) for a in accounts if a.processed_label is None and not a.unread_only)
 
     secret_files: list[Path] = []
     if passwords_file is not None:
@@ -127,6 +128,15 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
         watch_interval_ms=watch_interval_ms,
         secret_files=tuple(secret_files),
         warnings=tuple(warnings),
+    )
+
+
+def window_never_clears(name: str) -> str:
+    """Without a processed label only reading mail takes it out of the pass; without unread_only nothing does."""
+    return (
+        f'schránka „{name}“ má "processed_label": null, ale ne "unread_only": true. Bez štítku zpracování '
+        "z okna průchodu nic nezmizí a okno se nikdy nevyčistí (window_clear zůstane false). Doplňte "
+        '"unread_only": true, nebo nastavte "processed_label".'
     )
 
 

@@ -23,6 +23,7 @@ import anyio
 
 from ..errors import MailError
 from .endpoint import Endpoint
+from .refusals import command_refused, login_refused
 
 if TYPE_CHECKING:
     from imapclient import IMAPClient
@@ -86,8 +87,10 @@ def network_error(account: str, error: BaseException, *, changed: bool = False) 
 
 
 _APPENDUID = re.compile(r"APPENDUID (\d+) (\d+)", re.IGNORECASE)
-AUTH_HEADER = "BODY.PEEK[HEADER.FIELDS (AUTHENTICATION-RESULTS)]"
-_AUTH_KEY = b"BODY[HEADER.FIELDS (AUTHENTICATION-RESULTS)]"
+# Gmail's verdict and the delivery trace that shows Gmail wrote it (see parse.authentication).
+AUTH_FIELDS = "AUTHENTICATION-RESULTS ARC-AUTHENTICATION-RESULTS RECEIVED RECEIVED-SPF"
+AUTH_HEADER = f"BODY.PEEK[HEADER.FIELDS ({AUTH_FIELDS})]"
+_AUTH_KEY = f"BODY[HEADER.FIELDS ({AUTH_FIELDS})]".encode()
 
 
 @dataclass
@@ -140,8 +143,11 @@ def _fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
         item.envelope = envelope_info(data[b"ENVELOPE"])
     if b"BODYSTRUCTURE" in data:
         item.parts = parts(data[b"BODYSTRUCTURE"])
-    if _AUTH_KEY in data:
-        item.auth_header = bytes(data[_AUTH_KEY] or b"")
+    auth = data.get(_AUTH_KEY)
+    if auth is None:  # a server may echo the field list in its own spelling
+        auth = next((v for k, v in data.items() if bytes(k).upper().startswith(b"BODY[HEADER.FIELDS")), None)
+    if auth is not None or _AUTH_KEY in data:
+        item.auth_header = bytes(auth or b"")
     return item
 
 
@@ -232,6 +238,18 @@ class ImapSession:
             self._exists = int(answer.get(b"EXISTS", 0) or 0)
             self._selected = (path, writable)
         return path
+
+    def examine(self, path: str) -> int:
+        """EXAMINE any folder by its path (a label's own view); how many messages it shows."""
+        answer = self.client.select_folder(path, readonly=True)
+        self._exists = int(answer.get(b"EXISTS", 0) or 0)
+        self._selected = (path, False)
+        return self._exists
+
+    @property
+    def exists(self) -> int:
+        """Messages in the open folder, from its SELECT/EXAMINE answer."""
+        return self._exists
 
     # ------------------------------------------------------------------ reading
 
@@ -409,6 +427,24 @@ class ImapSession:
             return False
         return True
 
+    def fetch_beginnings(self, uids: list[int], sections: dict[str, int]) -> dict[int, dict[str, bytes]]:
+        """The first bytes of body parts of many messages in one FETCH (BODY.PEEK[part]<0.n>).
+
+        Every message is asked for every section; a part a message lacks comes back NIL (absent)."""
+        if not uids or not sections:
+            return {}
+        items = [f"BODY.PEEK[{part}]<0.{size}>" for part, size in sorted(sections.items())]
+        answer = self.client.fetch(uids, items)
+        found: dict[int, dict[str, bytes]] = {}
+        for uid, data in answer.items():
+            got: dict[str, bytes] = {}
+            for part in sections:
+                value = data.get(f"BODY[{part}]<0>".encode(), data.get(f"BODY[{part}]".encode()))
+                if isinstance(value, bytes | bytearray):
+                    got[part] = bytes(value)
+            found[int(uid)] = got
+        return found
+
     def fetch_part(self, uid: int, part_id: str) -> bytes | None:
         """The raw bytes of one body part (BODY.PEEK: reading never sets \\Seen)."""
         answer = self.client.fetch([uid], [f"BODY.PEEK[{part_id}]"])
@@ -481,7 +517,7 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
             # network, not a refused password, and must stay retryable.
             if isinstance(error.__context__, IMAPClientAbortError | OSError):
                 raise network_error(account, error.__context__) from None
-            raise MailError("auth_failed", f'Mailbox "{account}": {_gmail_reason(error)}') from None
+            raise login_refused(account, _gmail_reason(error), web_alert=_web_alert(client)) from None
         # Cache the capabilities Gmail sent with the login answer now: EXAMINE flushes imaplib's
         # untagged responses, and a later check would cost an extra CAPABILITY round trip.
         client.capabilities()
@@ -494,11 +530,18 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
     except (TimeoutError, OSError, ssl.SSLError) as error:
         raise network_error(account, error, changed=session is not None and session.changes_sent) from None
     except IMAPClientError as error:
-        raise MailError(
-            "upstream_error", f'Mailbox "{account}": Gmail answered: {_gmail_reason(error)}'
-        ) from None
+        raise command_refused(account, _gmail_reason(error)) from None
     finally:
         _close(client)
+
+
+def _web_alert(client: IMAPClient) -> bool:
+    """Whether Gmail sent `* NO [WEBALERT <url>] Web login required.` before refusing the login
+    (imaplib files the response code under its own name)."""
+    untagged = getattr(getattr(client, "_imap", None), "untagged_responses", None) or {}
+    if "WEBALERT" in untagged:
+        return True
+    return any("WEBALERT" in _text(line).upper() for line in untagged.get("NO", []))
 
 
 def _close(client: IMAPClient) -> None:

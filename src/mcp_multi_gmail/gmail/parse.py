@@ -301,7 +301,9 @@ class Part:
 
 
 _MAX_DEPTH = 64  # deeper nesting is junk (and would exhaust the recursion limit)
-_EXTENDED_PARAM = re.compile(r"^(?P<name>[^*]+)\*(?:(?P<section>\d{1,3})(?P<encoded>\*)?)?$")
+_EXTENDED_PARAM = re.compile(r"^(?P<name>[^*]+)\*(?:(?P<section>[0-9]{1,3})(?P<encoded>\*)?)?$")
+# Up to 20 digits: every size or count IMAP sends fits, and int() never meets a huge string.
+_ASCII_NUMBER = re.compile(r"[0-9]{1,20}")
 
 
 def _token(value: object) -> str | None:
@@ -315,7 +317,8 @@ def _int(value: object) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return value if value >= 0 else None
     text = _text(value)
-    if text is not None and text.strip().isdigit():
+    # ASCII digits only: str.isdigit() is also true for "²", which int() refuses.
+    if text is not None and _ASCII_NUMBER.fullmatch(text.strip()):
         return int(text.strip())
     return None
 
@@ -548,27 +551,32 @@ _RESULT_PAIR = re.compile(
 _DOMAIN = re.compile(r"^[a-z0-9](?:[a-z0-9.\-]*[a-z0-9])?$")
 
 
-def _header_values(block: bytes | str, name: str) -> list[str]:
-    """Unfolded values of every `name:` header in a raw header block, in order (topmost first)."""
+def _ordered_headers(block: bytes | str) -> list[tuple[str, str]]:
+    """(lower-case name, unfolded value) of every header in a raw header block, topmost first."""
     text = block.decode("utf-8", "replace") if isinstance(block, bytes) else str(block)
-    values: list[str] = []
-    current: list[str] | None = None
+    found: list[tuple[str, str]] = []
+    current: tuple[str, list[str]] | None = None
     for line in re.split(r"\r\n|\n|\r", text):
         if not line.strip():
-            if values or current is not None:
+            if found or current is not None:
                 break  # the blank line that ends the header block
             continue
         if line[0] in " \t":
             if current is not None:
-                current.append(line)
+                current[1].append(line)
             continue
         if current is not None:
-            values.append("".join(current))
+            found.append((current[0], "".join(current[1])))
         header, colon, value = line.partition(":")
-        current = [value] if colon and header.strip().lower() == name else None
+        current = (header.strip().lower(), [value]) if colon else None
     if current is not None:
-        values.append("".join(current))
-    return values
+        found.append((current[0], "".join(current[1])))
+    return found
+
+
+def _header_values(block: bytes | str, name: str) -> list[str]:
+    """Unfolded values of every `name:` header in a raw header block, in order (topmost first)."""
+    return [value for key, value in _ordered_headers(block) if key == name]
 
 
 def _strip_comments(text: str) -> str:
@@ -605,7 +613,7 @@ def _strip_comments(text: str) -> str:
 
 def _authserv_id(value: str) -> str | None:
     words = value.split(";", 1)[0].split()
-    if len(words) == 1 or (len(words) == 2 and words[1].isdigit()):  # optional version number
+    if len(words) == 1 or (len(words) == 2 and words[1].isascii() and words[1].isdigit()):  # optional version number
         return words[0].strip('"').lower()
     return None
 
@@ -649,17 +657,46 @@ def _aligned(dkim_domain: str, from_address: str | None) -> bool:
     )
 
 
-def authentication(header_block: bytes, from_address: str | None) -> Authentication:
-    """Gmail's verdict from `BODY.PEEK[HEADER.FIELDS (AUTHENTICATION-RESULTS)]`.
+_GMAIL_HOP = re.compile(r"\bby\s+mx\.google\.com\b", re.IGNORECASE)
+_GMAIL_ARC = re.compile(r"^\s*i\s*=\s*\d+\s*;\s*mx\.google\.com\s*;", re.IGNORECASE)
 
-    Only the topmost header whose authserv-id is mx.google.com counts: Gmail prepends its own
-    on receipt, so anything below it (even one claiming mx.google.com) came from the sender or
-    an earlier hop, and anything from another authserv-id is someone else's claim.
+
+def _gmail_verdict(block: bytes) -> tuple[str | None, int]:
+    """Gmail's own Authentication-Results (comments stripped) and how many others there are.
+
+    On delivery Gmail writes, from the top down: its internal Received lines, ARC headers with
+    its ARC-Authentication-Results, Return-Path, the Received line of the final hop ("by
+    mx.google.com"), Received-SPF, and then its Authentication-Results; the sender's headers
+    follow below. A header that claims to be mx.google.com's verdict counts only with that trace
+    above it: without it (mail imported over IMAP, or written by the sender) it is a claim like
+    any other. The topmost mx.google.com header is the one Gmail added last.
     """
-    values = [_strip_comments(v) for v in _header_values(header_block or b"", "authentication-results")]
-    chosen = next((v for v in values if _authserv_id(v) == GMAIL_AUTHSERV_ID), None)
+    final_hop = False
+    spf_or_arc = False
+    reports = 0
+    chosen: str | None = None
+    for name, value in _ordered_headers(block or b""):
+        if name == "received" and _GMAIL_HOP.search(value):
+            final_hop = True
+        elif name == "received-spf" or (name == "arc-authentication-results" and _GMAIL_ARC.match(value)):
+            spf_or_arc = True
+        elif name == "authentication-results":
+            reports += 1
+            plain = _strip_comments(value)
+            if chosen is None and final_hop and spf_or_arc and _authserv_id(plain) == GMAIL_AUTHSERV_ID:
+                chosen = plain
+    return chosen, reports - (1 if chosen is not None else 0)
+
+
+def authentication(header_block: bytes, from_address: str | None) -> Authentication:
+    """Gmail's verdict from the Authentication-Results and trace headers of a message.
+
+    Only an mx.google.com verdict below Gmail's own delivery trace counts (`_gmail_verdict`);
+    every other Authentication-Results header is counted in `other_reports` and never read.
+    """
+    chosen, others = _gmail_verdict(header_block)
     if chosen is None:
-        return Authentication(unchecked=True, other_reports=len(values))
+        return Authentication(unchecked=True, other_reports=others)
     results = _results(chosen)
 
     def first(method: str) -> str | None:
@@ -680,7 +717,7 @@ def authentication(header_block: bytes, from_address: str | None) -> Authenticat
         dmarc=first("dmarc"),
         dkim_domain=dkim_domain,
         dkim_aligned=dkim_aligned,
-        other_reports=len(values) - 1,
+        other_reports=others,
         unchecked=False,
     )
 
@@ -697,6 +734,8 @@ _WINDOWS_DEVICES = frozenset(
     | {f"{prefix}{n}" for prefix in ("COM", "LPT") for n in [*"123456789", "¹", "²", "³"]}
 )
 _MAX_EXTENSION = 16
+MAX_NAME_SHOWN = 100  # longer attachment names are saved under a neutral one
+_PLAIN_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,10}$")
 
 
 def _strip_end(name: str) -> str:
@@ -738,4 +777,9 @@ def safe_filename(name: str | None, attachment_id: str) -> str:
         return fallback
     if text.split(".", 1)[0].rstrip(" ").upper() in _WINDOWS_DEVICES:  # CON, con.txt, LPT1.tar.gz
         text = "_" + text
+    if len(text) > MAX_NAME_SHOWN:
+        # A name this long is a sentence, and a sentence in a file name can be written to steer
+        # whoever reads it: keep only a plain extension.
+        extension = _PLAIN_EXTENSION.search(text)
+        return f"attachment-{digits or '0'}{extension.group(0).lower() if extension else ''}"
     return _cap(text) or fallback

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import MailError
 from .endpoint import SMTPS, SUBMISSION, Endpoint
+from .refusals import smtp_login_refused
 
 if TYPE_CHECKING:
     import aiosmtplib  # imported at the first SMTP use, not at start-up
@@ -36,11 +37,20 @@ def _client(endpoint: Endpoint, gmail_port: int) -> aiosmtplib.SMTP:
     )
 
 
+def _one_line(code: int, message: str) -> str:
+    """Gmail's multi-line answer as one line: `550-5.1.1 The email…` lines repeat the enhanced code."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if len(lines) > 1:
+        first = lines[0].split(" ", 1)[0]
+        lines = [lines[0]] + [line[len(first) :].strip() if line.startswith(first) else line for line in lines[1:]]
+    return f"{code} {' '.join(lines)}".strip()
+
+
 def _reason(error: BaseException) -> str:
     import aiosmtplib
 
     if isinstance(error, aiosmtplib.SMTPResponseException):
-        return f"{error.code} {error.message}".strip()
+        return _one_line(error.code, error.message)
     return str(error) or type(error).__name__
 
 
@@ -71,9 +81,8 @@ async def choose_port(
             await login_probe(endpoint, port, address, password)
             return port
         except aiosmtplib.SMTPAuthenticationError as error:
-            raise MailError(
-                "auth_failed", f'Mailbox "{account}": Gmail refused the SMTP login: {_reason(error)}'
-            ) from None
+            # Gmail answered the login itself, so the port works: another port would get the same answer.
+            raise smtp_login_refused(account, error.code, _reason(error).removeprefix(f"{error.code} ")) from None
         except (aiosmtplib.SMTPException, OSError, TimeoutError) as error:
             failures.append(ProbeFailure(port, _reason(error)))
     tried = ", ".join(f"{endpoint.smtp_host}:{f.port} ({f.reason})" for f in failures)
@@ -102,6 +111,8 @@ class Submission:
     accepted: list[str]
     rejected: list[str]
     response: str
+    # Gmail's answer for each refused recipient, word for word (it says why: no such user, too fast…).
+    refusals: dict[str, str] = field(default_factory=dict)
 
 
 class SendFailed(Exception):
@@ -117,6 +128,7 @@ class SendFailed(Exception):
         refused: bool = False,
         accepted: list[str] | None = None,
         rejected: list[str] | None = None,
+        code: int | None = None,
     ) -> None:
         super().__init__(reason)
         self.stage = stage
@@ -125,6 +137,42 @@ class SendFailed(Exception):
         self.refused = refused  # Gmail answered with an error code (as opposed to the connection breaking)
         self.accepted = accepted or []  # recipients Gmail took at RCPT before the failure
         self.rejected = rejected or []
+        self.code = code  # Gmail's SMTP reply code when it refused
+
+    @property
+    def temporary(self) -> bool:
+        """A 4xx answer (421 closing, 450/451/452/454…): nothing was taken, later may work."""
+        return self.refused and self.code is not None and 400 <= self.code < 500
+
+    @property
+    def daily_limit(self) -> bool:
+        """550 5.4.5: the account has sent as much as Gmail allows in 24 hours."""
+        return self.refused and "5.4.5" in self.reason
+
+
+def refusal_error(account: str, failure: SendFailed) -> MailError:
+    """The error for a submission Gmail refused with a code; nothing was sent."""
+    if failure.stage == "login" and failure.code is not None:
+        return smtp_login_refused(account, failure.code, failure.reason.removeprefix(f"{failure.code} "))
+    if failure.daily_limit:
+        return MailError(
+            "upstream_error",
+            f'Gmail refused the message from mailbox "{account}": the account has reached Gmail\'s daily sending '
+            f"limit ({failure.reason}). Nothing was sent. Gmail lifts the limit on its own within 24 hours; "
+            "until then every send from this account fails the same way, so tell the user instead of retrying.",
+        )
+    if failure.temporary:
+        return MailError(
+            "upstream_error",
+            f'Gmail did not take the message from mailbox "{account}" at the {failure.stage} step, for now '
+            f"({failure.reason}). Nothing was sent; try again in a few minutes.",
+            retryable=True,
+        )
+    return MailError(
+        "upstream_error",
+        f'Gmail refused the message from mailbox "{account}" at the {failure.stage} step: {failure.reason}. '
+        "Nothing was sent.",
+    )
 
 
 async def submit(
@@ -144,6 +192,8 @@ async def submit(
     stage = "connect"
     accepted: list[str] = []
     rejected: list[str] = []
+    refusals: dict[str, str] = {}
+    codes: list[int] = []
     try:
         await client.connect(timeout=CONNECT_TIMEOUT_S)
         stage = "login"
@@ -155,19 +205,25 @@ async def submit(
             try:
                 await client.rcpt(recipient)
                 accepted.append(recipient)
-            except aiosmtplib.SMTPRecipientRefused:
+            except aiosmtplib.SMTPRecipientRefused as error:
                 rejected.append(recipient)
-        if not accepted:
-            raise SendFailed("rcpt", "Gmail refused every recipient", maybe_sent=False, refused=True)
+                refusals[recipient] = _reason(error)
+                codes.append(error.code)
+                if not client.is_connected:
+                    break  # a 421 closes the connection: the rest cannot be asked
+        if not accepted or not client.is_connected:
+            why = "; ".join(f"{r}: {text}" for r, text in refusals.items())
+            # Temporary only when every refusal was: one permanent "no such user" stays permanent.
+            code = max(codes) if codes else None
+            what = "refused every recipient" if not accepted else "closed the connection before the message"
+            raise SendFailed("rcpt", f"Gmail {what} ({why})", maybe_sent=False, refused=True, code=code)
         stage = "data"
         response = await client.data(data)
-    except aiosmtplib.SMTPAuthenticationError:
-        raise
     except SendFailed:
         raise
     except aiosmtplib.SMTPResponseException as error:
-        # Gmail answered with a code: it refused, and a refusal means nothing was accepted.
-        raise SendFailed(stage, _reason(error), maybe_sent=False, refused=True) from None
+        # Gmail answered with a code (a refused login included): it refused, so nothing was accepted.
+        raise SendFailed(stage, _reason(error), maybe_sent=False, refused=True, code=error.code) from None
     except (aiosmtplib.SMTPException, OSError, TimeoutError) as error:
         maybe = stage == "data"
         raise SendFailed(stage, _reason(error), maybe_sent=maybe, accepted=accepted, rejected=rejected) from None
@@ -177,4 +233,4 @@ async def submit(
                 await client.quit()
             except (aiosmtplib.SMTPException, OSError, TimeoutError):
                 client.close()
-    return Submission(accepted, rejected, f"{response.code} {response.message}".strip())
+    return Submission(accepted, rejected, _one_line(response.code, response.message), refusals)

@@ -15,9 +15,11 @@ from typing import Literal
 
 from ..gmail.imap import Fetched, ImapSession
 from ..gmail.parse import Part, attachment_parts, body_part, decode_body
+from ..htmltext import html_to_text
+from .preview import preview_of
 from .results import AttachmentInfo
 
-BodyFormat = Literal["text", "html"]
+BodyFormat = Literal["text", "html", "html_as_text"]
 
 # The whole mg_get_thread result stays under this many characters; bodies share what is left.
 THREAD_BUDGET = 200_000
@@ -32,8 +34,10 @@ class BodyWindow:
     body_offset: int
     body_total_length: int
     body_truncated: bool
+    hidden_text_chars: int = 0
     attachments: list[AttachmentInfo] = field(default_factory=list)
     cut_by_budget: bool = False  # shortened because the thread's budget ran out, not by the window
+    text: str | None = None  # the whole decoded text (for the preview), not part of the result
 
     def fields(self) -> dict[str, object]:
         return {
@@ -42,6 +46,7 @@ class BodyWindow:
             "body_offset": self.body_offset,
             "body_total_length": self.body_total_length,
             "body_truncated": self.body_truncated,
+            "hidden_text_chars": self.hidden_text_chars,
             "attachments": self.attachments,
         }
 
@@ -65,12 +70,21 @@ def overhead(structure: Sequence[Part] | None) -> int:
     return 160 + sum(len(a.model_dump_json()) + 40 for a in listed)
 
 
-def decoded(chosen: Part | None, raw: bytes | None) -> tuple[BodyFormat | None, str | None]:
-    """The chosen text part as text, with its format; (None, None) when there is none."""
+def decoded(
+    chosen: Part | None, raw: bytes | None, *, raw_html: bool = False
+) -> tuple[BodyFormat | None, str | None, int]:
+    """(format, text, hidden characters) of the chosen part, as mg_get_message shows it: the plain
+    part as it is; an HTML-only body converted to text without what it hides; raw HTML only when
+    asked for. (None, None, 0) without a text part."""
     if chosen is None or raw is None:
-        return None, None
+        return None, None, 0
     text = decode_body(raw, chosen.encoding, chosen.charset)
-    return ("html" if chosen.mime_type == "text/html" else "text"), text
+    if chosen.mime_type != "text/html":
+        return "text", text, 0
+    if raw_html:
+        return "html", text, 0
+    converted = html_to_text(text)
+    return "html_as_text", converted.text, converted.hidden_chars
 
 
 def window(
@@ -79,6 +93,7 @@ def window(
     offset: int,
     limit: int,
     structure: Sequence[Part] | None,
+    hidden: int = 0,
 ) -> BodyWindow:
     total = len(text) if text is not None else 0
     start = min(offset, total)
@@ -89,24 +104,55 @@ def window(
         body_offset=start,
         body_total_length=total,
         body_truncated=shown is not None and start + len(shown) < total,
+        hidden_text_chars=hidden,
         attachments=attachment_list(structure),
+        text=text,
     )
 
 
-def thread_bodies(
-    session: ImapSession,
-    fetched: Mapping[int, Fetched],
-    uids: Sequence[int],
-    limit: int,
-    budget: int,
-) -> dict[int, BodyWindow]:
-    """Body windows of `uids` (in the order given) from their fetched BODYSTRUCTUREs.
+@dataclass
+class ThreadTexts:
+    """The text parts of a thread's chosen messages, read in one FETCH (per distinct part number)."""
 
-    Each window holds at most `limit` characters; together they hold at most `budget`, so the
-    messages late in `uids` are the ones cut when the budget runs out."""
+    fetched: Mapping[int, Fetched]
+    wanted: list[int]
+    chosen: dict[int, Part]
+    raw: dict[int, bytes]
+
+    def previews(self) -> dict[int, str | None]:
+        """The previews of the messages read whole, from their text (no FETCH of beginnings)."""
+        found: dict[int, str | None] = {}
+        for uid in self.wanted:
+            part, raw = self.chosen.get(uid), self.raw.get(uid)
+            found[uid] = (
+                None
+                if part is None or raw is None
+                else preview_of(decode_body(raw, part.encoding, part.charset), html=part.mime_type == "text/html")
+            )
+        return found
+
+    def windows(self, order: Sequence[int], limit: int, budget: int) -> dict[int, BodyWindow]:
+        """Body windows in `order`: each at most `limit` characters, together at most `budget`, so
+        the messages late in `order` are the ones cut when the budget runs out."""
+        windows: dict[int, BodyWindow] = {}
+        left = max(budget, 0)
+        for uid in order:
+            item = self.fetched.get(uid)
+            structure = item.parts if item is not None else None
+            body_format, text, hidden = decoded(self.chosen.get(uid), self.raw.get(uid))
+            own = window(body_format, text, 0, limit, structure, hidden)
+            if own.body is not None and len(own.body) > left:
+                own = replace(window(body_format, text, 0, left, structure, hidden), cut_by_budget=True)
+            windows[uid] = own
+            left -= len(own.body or "")
+        return windows
+
+
+def read_texts(session: ImapSession, fetched: Mapping[int, Fetched], wanted: Sequence[int]) -> ThreadTexts:
+    """Fetch the chosen text part of every wanted message (their BODYSTRUCTUREs are in `fetched`)."""
     chosen: dict[int, Part] = {}
     by_part: dict[str, list[int]] = {}
-    for uid in uids:
+    for uid in wanted:
         item = fetched.get(uid)
         part = body_part(item.parts) if item is not None else None
         if part is not None:
@@ -115,16 +161,4 @@ def thread_bodies(
     raw: dict[int, bytes] = {}
     for part_id, group in by_part.items():
         raw.update(session.fetch_same_part(group, part_id))
-    windows: dict[int, BodyWindow] = {}
-    left = max(budget, 0)
-    for uid in uids:
-        item = fetched.get(uid)
-        structure = item.parts if item is not None else None
-        body_format, text = decoded(chosen.get(uid), raw.get(uid))
-        own = window(body_format, text, 0, limit, structure)
-        if own.body is not None and len(own.body) > left:
-            windows[uid] = replace(window(body_format, text, 0, left, structure), cut_by_budget=True)
-        else:
-            windows[uid] = own
-        left -= len(windows[uid].body or "")
-    return windows
+    return ThreadTexts(fetched, list(wanted), chosen, raw)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import email.utils
 import re
 from datetime import UTC, date, datetime
 
@@ -12,7 +13,6 @@ from ..gmail.parse import bare_id
 _LINE_BREAKERS = re.compile(r"[\x00\r\n]")
 # Unpaired surrogates (invalid UTF-8 in the caller's JSON): they cannot be encoded for any command.
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
-MAX_PAGE_OFFSET = 1_000_000
 # RFC 5322 caps a header line at 998 characters, so no real Message-ID is longer.
 MAX_MESSAGE_ID = 998
 
@@ -34,19 +34,6 @@ def search_query(query: str) -> str:
             "The search query is empty. Give a Gmail search, for example from:someone newer_than:7d."
         )
     return no_line_breaks("search query", text)
-
-
-def page_offset(token: str | None) -> int:
-    """Page tokens are offsets this server issued; anything else is refused, not guessed at."""
-    if token is None or token.strip() == "":
-        return 0
-    text = token.strip()
-    # Length first: int() of a 100 000-digit string raises before any comparison could refuse it.
-    if not text.isascii() or not text.isdigit() or len(text) > 7 or int(text) > MAX_PAGE_OFFSET:
-        raise invalid_input(
-            f'"{token[:40]}" is not a page token this server issued. Call again without page_token.'
-        )
-    return int(text)
 
 
 def message_id(value: str) -> str:
@@ -98,25 +85,50 @@ def attachment_id(value: str) -> str:
     return text
 
 
+# ISO 8601: a date, or a date and time (`T` or a space) with or without seconds and an offset.
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_ISO_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}([.,]\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)?")
+# RFC 2822 (RFC 5322 §3.3), as in a Date header: optional day name, day, month, four-digit year,
+# time with or without seconds, a numeric zone or one of the obsolete zone names; a trailing
+# comment such as "(CET)" is allowed. Named zones outside this list would be silently read as UTC.
+_RFC_ZONES = "UT|UTC|GMT|Z|EST|EDT|CST|CDT|MST|MDT|PST|PDT"
+_RFC_2822 = re.compile(
+    r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),\s*)?\d{1,2}\s+[A-Za-z]{3}\s+\d{4}\s+\d{1,2}:\d{2}(?::\d{2})?"
+    rf"(?:\s+(?:[+-]\d{{4}}|{_RFC_ZONES}))?(?:\s*\([^()]*\))?",
+    re.IGNORECASE,
+)
+SINCE_EXAMPLES = '"2026-09-01", "2026-09-01 07:30", "2026-09-01T07:30:00+02:00" or "Tue, 01 Sep 2026 07:30:00 +0200"'
+
+
+def _parse_moment(text: str) -> datetime | None:
+    """The moment `text` names (naive when it has no offset), or None when it is not a form we read."""
+    if _ISO_DATE.fullmatch(text):
+        return datetime.combine(date.fromisoformat(text), datetime.min.time(), UTC)
+    if _ISO_DATE_TIME.fullmatch(text):
+        # fromisoformat of Python 3.11 takes at most 6 fractional digits; the rest is below a microsecond.
+        return datetime.fromisoformat(re.sub(r"([.,]\d{6})\d+", r"\1", text))
+    if _RFC_2822.fullmatch(text):
+        # "-0000" (RFC 5322: local time of an unknown zone) comes back naive, read as UTC like ISO.
+        return email.utils.parsedate_to_datetime(re.sub(r"\s*\([^()]*\)$", "", text))
+    return None
+
+
 def since(value: str) -> datetime:
     """The pass boundary: a date is that calendar day (UTC midnight); a timestamp without an
-    offset is read as UTC; one with an offset is converted to UTC."""
+    offset is read as UTC; one with an offset is converted to UTC. ISO 8601 and RFC 2822 forms."""
     text = value.strip()
     bad = invalid_input(
-        f'"{value[:60]}" is not a date this server can read. Give the boundary as YYYY-MM-DD, for example '
-        '"2026-09-01", or as a full timestamp such as "2026-09-01T07:30:00Z".'
+        f'"{value[:60]}" is not a date this server can read. Give the boundary as an ISO 8601 date or '
+        f"time or as an RFC 2822 date, for example {SINCE_EXAMPLES}."
     )
-    if not text or len(text) > 40 or not text.isascii():
+    if not text or len(text) > 64 or not text.isascii():
         raise bad
     try:
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            moment = datetime.combine(date.fromisoformat(text), datetime.min.time(), UTC)
-        elif re.fullmatch(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})?", text):
-            moment = datetime.fromisoformat(text)
-            # No offset: UTC. 0001-01-01 east of UTC or 9999-12-31 west of it overflows datetime.
-            moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-        else:
+        moment = _parse_moment(text)
+        if moment is None:
             raise bad
+        # No offset: UTC. 0001-01-01 east of UTC or 9999-12-31 west of it overflows datetime.
+        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
     except (ValueError, OverflowError):
         raise bad from None
     # IMAP's SEARCH SINCE takes a four-digit year (the year 1 would be sent as "1-Jan-1" and refused

@@ -16,8 +16,9 @@ from ..errors import invalid_input, not_found
 from ..gmail.imap import ALL_MAIL, Fetched, ImapSession
 from ..runtime import Runtime
 from . import inputs
+from .pass_ import or_tree
 from .read import find_message, in_session
-from .results import FlagsResult, LabelChange, LabelOutcome, ThreadLabelChange
+from .results import FlagsResult, LabelChange, LabelOutcome, ThreadLabelChange, ThreadOutcome
 from .summary import carries
 from .window import scan_window
 
@@ -174,43 +175,87 @@ def _classifications(account: Account, items: dict[int, Fetched]) -> list[str]:
     return sorted(name for name in account.classification_labels if name.casefold() in present)
 
 
-def _label_thread(
-    session: ImapSession, account: Account, thread: int, label: str, add: bool
+def _label_threads(
+    session: ImapSession, account: Account, threads: list[int], label: str, add: bool, *, single: bool
 ) -> ThreadLabelChange:
+    """Label (or unlabel) many threads with the same commands one thread would take."""
     session.open(ALL_MAIL, writable=True)
-    uids = session.search(["X-GM-THRID", thread])
-    if not uids:
+    uids = session.search(or_tree(threads))
+    if not uids and single:
         raise not_found(
-            f'No thread {thread} in mailbox "{account.name}". Thread ids come from mg_next_pass or mg_search_threads.'
+            f'No thread {threads[0]} in mailbox "{account.name}". Thread ids come from mg_next_pass or '
+            "mg_search_threads."
         )
-    before = session.fetch(uids, ["ENVELOPE", "X-GM-LABELS"])
+    before = session.fetch(uids, ["X-GM-THRID", "ENVELOPE", "X-GM-LABELS"])
+    members: dict[int, list[int]] = {thread: [] for thread in threads}
     for uid in uids:
-        before.setdefault(uid, Fetched(uid=uid))
-    ids = {uid: (item.envelope.message_id if item.envelope else None) for uid, item in before.items()}
-    classification_before = _classifications(account, before)
-    created = ensure_label(session, label) if add else False
-    # The new classification goes on first, the old ones come off after: an interruption leaves the
+        item = before.setdefault(uid, Fetched(uid=uid))
+        if item.thread_id in members:
+            members[item.thread_id].append(uid)
+    uids = [uid for thread in threads for uid in members[thread]]  # nothing outside the asked threads
+    ids = {uid: _message_id(before[uid]) for uid in uids}
+    created = ensure_label(session, label) if add and uids else False
+    # The new classification goes on first, the old ones come off after: an interruption leaves a
     # thread double-classified, never unclassified.
-    applied = apply_label(session, before, ids, label, add=add)
-    replaced: list[str] = []
-    after = applied.after
-    if add:
+    applied = apply_label(session, {uid: before[uid] for uid in uids}, ids, label, add=add) if uids else None
+    after = applied.after if applied else {}
+    others: list[str] = []
+    if add and uids:
+        wanted = label.casefold()
+        configured = {c.casefold() for c in account.classification_labels}
         others = sorted(
             {
                 lb
-                for item in before.values()
-                for lb in item.labels or ()
-                if lb.casefold() != label.casefold()
-                and lb.casefold() in {c.casefold() for c in account.classification_labels}
+                for uid in uids
+                for lb in before[uid].labels or ()
+                if lb.casefold() != wanted and lb.casefold() in configured
             }
         )
         if others:
-            session.change_labels(uids, others, add=False)
+            session.change_labels(uids, others, add=False)  # a label a message lacks is no change
             after = session.fetch(uids, ["X-GM-LABELS"])
-            still = {lb.casefold() for item in after.values() for lb in item.labels or ()}
-            replaced = sorted({_configured(account, lb) for lb in others if lb.casefold() not in still})
-    messages = [applied.outcomes[uid] for uid in uids]
+    outcomes: list[ThreadOutcome] = []
+    messages: list[LabelOutcome] = []
+    for thread in threads:
+        own = members[thread]
+        if not own:
+            outcomes.append(
+                ThreadOutcome(
+                    thread_id=str(thread),
+                    outcome="not_found",
+                    detail=f'No thread {thread} in mailbox "{account.name}".',
+                    classification_before=[],
+                    classification_after=[],
+                    replaced=[],
+                    messages=0,
+                    failed_messages=0,
+                )
+            )
+            continue
+        assert applied is not None
+        results = [applied.outcomes[uid] for uid in own]
+        messages.extend(results)
+        failed = sum(1 for m in results if m.outcome not in ("changed", "already"))
+        still = {lb.casefold() for uid in own for lb in (after.get(uid) or Fetched(uid=uid)).labels or ()}
+        present = {lb.casefold() for uid in own for lb in before[uid].labels or ()}
+        replaced = sorted({_configured(account, lb) for lb in others if lb.casefold() in present - still})
+        changed = any(m.outcome == "changed" for m in results) or bool(replaced)
+        outcomes.append(
+            ThreadOutcome(
+                thread_id=str(thread),
+                outcome="failed" if failed else ("changed" if changed else "already"),
+                detail=next((m.detail for m in results if m.detail), None),
+                classification_before=_classifications(account, {uid: before[uid] for uid in own}),
+                classification_after=_classifications(
+                    account, {uid: after.get(uid) or Fetched(uid=uid) for uid in own}
+                ),
+                replaced=replaced,
+                messages=len(own),
+                failed_messages=failed,
+            )
+        )
     ok = sum(1 for m in messages if m.outcome in ("changed", "already"))
+    first = outcomes[0]
     return ThreadLabelChange(
         account=account.name,
         label=label,
@@ -218,12 +263,17 @@ def _label_thread(
         label_created=created,
         succeeded=ok,
         failed=len(messages) - ok,
-        messages=messages,
-        thread_id=str(thread),
-        classification_before=classification_before,
-        classification_after=_classifications(account, after),
-        replaced=replaced,
+        messages=messages if single else [m for m in messages if m.outcome == "failed"],
+        thread_id=first.thread_id if single else None,
+        classification_before=first.classification_before if single else [],
+        classification_after=first.classification_after if single else [],
+        replaced=first.replaced if single else [],
+        threads=outcomes,
     )
+
+
+def _message_id(item: Fetched) -> str | None:
+    return item.envelope.message_id if item.envelope else None
 
 
 def _configured(account: Account, label: str) -> str:
@@ -233,15 +283,40 @@ def _configured(account: Account, label: str) -> str:
     return label
 
 
+MAX_THREADS = 100
+
+
+def _thread_list(thread_id: str | None, thread_ids: list[str] | None) -> list[int]:
+    if (thread_id is None) == (thread_ids is None):
+        raise invalid_input("Give either thread_id (one thread) or thread_ids (a list), not both and not neither.")
+    if thread_ids is None:
+        assert thread_id is not None
+        return [inputs.thread_id(thread_id)]
+    if not thread_ids:
+        raise invalid_input("thread_ids is empty: give at least one thread id.")
+    if len(thread_ids) > MAX_THREADS:
+        raise invalid_input(f"At most {MAX_THREADS} thread ids per call; split the batch.")
+    return list(dict.fromkeys(inputs.thread_id(t) for t in thread_ids))  # every id checked before any change
+
+
 async def label_thread(
-    runtime: Runtime, account_name: str, thread_id: str, label: str, *, add: bool
+    runtime: Runtime,
+    account_name: str,
+    thread_id: str | None,
+    label: str,
+    *,
+    add: bool,
+    thread_ids: list[str] | None = None,
 ) -> ThreadLabelChange:
     account = runtime.account(account_name)
     wanted = policy.check_thread_label(
         account.name, label, account.processed_label, account.classification_labels
     )
-    thread = inputs.thread_id(thread_id)
-    return await in_session(runtime, account, lambda s: _label_thread(s, account, thread, wanted, add))
+    threads = _thread_list(thread_id, thread_ids)
+    single = thread_ids is None
+    return await in_session(
+        runtime, account, lambda s: _label_threads(s, account, threads, wanted, add, single=single)
+    )
 
 
 # ------------------------------------------------------------------ flags

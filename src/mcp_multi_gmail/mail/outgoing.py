@@ -106,11 +106,8 @@ def prepare(config: Config, account: Account, request: Request, *, sending: bool
     recipients = [*request.to, *request.cc, *request.bcc]
     if sending:
         policy.check_can_send(account.name, account.can_send)
-        policy.check_recipients(account.name, account.allowed_recipients, recipients)
-    else:
-        if not request.to:
-            raise invalid_input("A draft needs at least one recipient in `to`.")
-        policy.check_recipients(account.name, None, recipients)
+    policy.check_has_to(request.to, sending=sending)
+    policy.check_recipients(account.name, account.allowed_recipients if sending else None, recipients)
     sender = policy.resolve_sender(
         account.name, account.address, [(a.address, a.name) for a in account.aliases], request.from_alias
     )

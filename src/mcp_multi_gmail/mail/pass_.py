@@ -16,13 +16,15 @@ from ..errors import MailError
 from ..gmail.imap import Fetched, ImapSession
 from ..runtime import Runtime
 from . import inputs
+from .cursor import Key, decode, encode, fingerprint, key_of
+from .preview import previews
 from .read import in_session
 from .results import PassMessage, PassResult, PassThread, PendingOutgoing, SearchFailure
 from .summary import iso
 from .window import ThreadWork, Window, scan_window
 
 _LATEST = datetime.max.replace(tzinfo=UTC)
-THREAD_FACT_ITEMS = ["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS"]
+THREAD_FACT_ITEMS = ["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "BODYSTRUCTURE"]
 
 
 def or_tree(thread_ids: list[int]) -> list[Any]:
@@ -76,10 +78,11 @@ def _assigned(account: Account, labels: set[str]) -> str | None:
     return "none"  # labels outside the list never make a thread someone else's
 
 
-def _pass_message(window: Window, item: Fetched) -> PassMessage:
+def _pass_message(window: Window, item: Fetched, shown: dict[int, str | None]) -> PassMessage:
     envelope = item.envelope
     state = window.states.get(item.uid, "received")
     return PassMessage(
+        preview=shown.get(item.uid),
         account=window.account.name,
         message_id=envelope.message_id if envelope else None,
         from_=envelope.from_ if envelope else None,
@@ -106,7 +109,9 @@ def _pending(window: Window, item: Fetched) -> PendingOutgoing:
     )
 
 
-def _describe(window: Window, thread: ThreadWork, members: list[Fetched] | None) -> PassThread:
+def _describe(
+    window: Window, thread: ThreadWork, members: list[Fetched] | None, shown: dict[int, str | None]
+) -> PassThread:
     account = window.account
     own = [*thread.work, *thread.outgoing]
     labels = {lb for m in members or () for lb in m.labels or ()}
@@ -127,7 +132,7 @@ def _describe(window: Window, thread: ThreadWork, members: list[Fetched] | None)
         classification=_classification(account, labels),
         user_labels=_user_labels(account, labels),
         assigned=_assigned(account, labels),
-        unprocessed=[_pass_message(window, m) for m in unprocessed],
+        unprocessed=[_pass_message(window, m, shown) for m in unprocessed],
         pending_outgoing=[_pending(window, m) for m in thread.outgoing],
     )
 
@@ -136,36 +141,46 @@ def _describe(window: Window, thread: ThreadWork, members: list[Fetched] | None)
 class MailboxPass:
     window: Window
     threads: list[PassThread]
+    keys: list[Key]  # the sort key of each thread shown, for the next page's cursor
     total: int
+    more: bool  # threads after the last one shown
 
 
 def pass_mailbox(
-    session: ImapSession, account: Account, since: datetime, offset: int, limit: int
+    session: ImapSession, account: Account, since: datetime, after: Key | None, limit: int
 ) -> MailboxPass:
     window = scan_window(session, account, since)
     busy = window.work_threads()
-    page = busy[offset : offset + limit]
+    keyed = [(key_of(t.newest_work, t.thread_id, account.name), t) for t in busy]
+    remaining = [(k, t) for k, t in keyed if after is None or k < after]
+    page = [t for _k, t in remaining[:limit]]
     members = _thread_members(session, page)
-    return MailboxPass(window, [_describe(window, t, members.get(t.thread_id)) for t in page], len(busy))
+    # Previews of the page's unprocessed messages: one FETCH, read from the members' structures.
+    wanted = {m.uid for t in page for m in [*t.work, *t.outside]}
+    shown = previews(session, [m for ms in members.values() for m in ms if m.uid in wanted])
+    return MailboxPass(
+        window,
+        [_describe(window, t, members.get(t.thread_id), shown) for t in page],
+        [k for k, _t in remaining[:limit]],
+        len(busy),
+        len(remaining) > limit,
+    )
 
 
 async def next_pass(
     runtime: Runtime, account_name: str, since_text: str, max_threads: int, page_token: str | None
 ) -> PassResult:
     since = inputs.since(since_text)
-    offset = inputs.page_offset(page_token)
+    stamp = fingerprint("mg_next_pass", account=account_name, since=iso(since), max_threads=max_threads)
+    after = decode(page_token, stamp)
     accounts = runtime.accounts_for(account_name)
-    if account_name != "all":
-        [account] = accounts
-        one = await in_session(
-            runtime, account, lambda s: pass_mailbox(s, account, since, offset, max_threads)
-        )
-        return _result(since, [one], [], offset, max_threads, [account.name], sliced=True)
 
     async def each(account: Account) -> MailboxPass:
-        return await in_session(
-            runtime, account, lambda s: pass_mailbox(s, account, since, 0, offset + max_threads)
-        )
+        return await in_session(runtime, account, lambda s: pass_mailbox(s, account, since, after, max_threads))
+
+    if account_name != "all":
+        [account] = accounts
+        return _result(since, [await each(account)], [], max_threads, stamp, [account.name])
 
     outcomes = await asyncio.gather(*(each(a) for a in accounts), return_exceptions=True)
     done: list[MailboxPass] = []
@@ -179,35 +194,35 @@ async def next_pass(
             failures.append(SearchFailure(account=account.name, code=outcome.code, message=outcome.message))
         else:
             failures.append(SearchFailure(account=account.name, code="upstream_error", message=str(outcome)))
-    return _result(since, done, failures, offset, max_threads, searched, sliced=False)
+    return _result(since, done, failures, max_threads, stamp, searched)
 
 
 def _result(
     since: datetime,
     done: list[MailboxPass],
     failures: list[SearchFailure],
-    offset: int,
     limit: int,
+    stamp: str,
     searched: list[str],
-    *,
-    sliced: bool,
 ) -> PassResult:
-    threads = [t for one in done for t in one.threads]
-    if not sliced:
-        threads.sort(key=lambda t: t.last_received_at or "", reverse=True)
-        threads = threads[offset : offset + limit]
+    merged = sorted(
+        ((k, t) for one in done for k, t in zip(one.keys, one.threads, strict=True)),
+        key=lambda pair: pair[0],
+        reverse=True,
+    )
+    page = merged[:limit]
+    more = len(merged) > limit or any(one.more for one in done)
     total = sum(one.total for one in done)
     windows = [one.window for one in done]
     # The earliest moment: moving the boundary past a slower mailbox's search would skip its mail.
     searched_at = min((w.searched_at for w in windows), default=datetime.now(UTC))
     oldest = min((w.oldest_unprocessed for w in windows if w.oldest_unprocessed), default=None)
-    end = offset + limit
     return PassResult(
         searched_at=iso(searched_at) or "",
         since=iso(since) or "",
-        threads=threads,
+        threads=[t for _k, t in page],
         total_threads=total,
-        next_page_token=str(end) if end < total else None,
+        next_page_token=encode(stamp, page[-1][0]) if more and page else None,
         stale_threads=sum(w.stale_threads for w in windows),
         drafts_in_window=sum(w.drafts for w in windows),
         scheduled_in_window=sum(w.scheduled for w in windows),

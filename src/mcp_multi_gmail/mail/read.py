@@ -19,10 +19,12 @@ from ..config import Account
 from ..errors import MailError, not_found
 from ..gmail import imap
 from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
-from ..gmail.parse import attachment_parts, body_part, clean, decode_bytes, safe_filename
+from ..gmail.parse import Part, attachment_parts, body_part, clean, decode_bytes, safe_filename
 from ..runtime import Runtime
 from . import bodies as bodies_
 from . import inputs
+from .cursor import Key, decode, encode, fingerprint, key_of
+from .preview import previews
 from .results import (
     AttachmentResult,
     LabelInfo,
@@ -60,8 +62,10 @@ async def in_session(
 @dataclass
 class _MailboxHits:
     threads: list[ThreadHit] = field(default_factory=list)
+    keys: list[Key] = field(default_factory=list)  # sort key of each listed thread
     total: int = 0
     unavailable: list[str] = field(default_factory=list)
+    more: bool = False  # threads after the page
 
 
 def _too_broad(account: Account, count: int) -> MailError:
@@ -73,7 +77,7 @@ def _too_broad(account: Account, count: int) -> MailError:
 
 
 def _search_mailbox(
-    session: ImapSession, account: Account, query: str, offset: int, limit: int
+    session: ImapSession, account: Account, query: str, after: Key | None, limit: int
 ) -> _MailboxHits:
     now = _now()
     session.open(ALL_MAIL)
@@ -101,14 +105,20 @@ def _search_mailbox(
     def newest(items: list[Fetched]) -> Fetched:
         return max(items, key=lambda m: (m.internaldate or datetime.min.replace(tzinfo=UTC), m.uid))
 
-    ordered = sorted(
-        threads.items(), key=lambda pair: (newest(pair[1]).internaldate, newest(pair[1]).uid), reverse=True
+    keyed = sorted(
+        (
+            (key_of(newest(items).internaldate, thread, account.name), thread, items)
+            for thread, items in threads.items()
+        ),
+        key=lambda entry: entry[0],
+        reverse=True,
     )
-    page = ordered[offset : offset + limit]
-    page_uids = [m.uid for _thread, items in page for m in items]
+    remaining = [entry for entry in keyed if after is None or entry[0] < after]
+    page = remaining[:limit]
+    page_uids = [m.uid for _key, _thread, items in page for m in items]
     details = meta if small else session.fetch(page_uids, HIT_ITEMS)
-    hits = _MailboxHits(total=len(ordered))
-    for thread, items in page:
+    hits = _MailboxHits(total=len(keyed), more=len(remaining) > limit)
+    for key, thread, items in page:
         top = details.get(newest(items).uid)
         if top is None:
             hits.unavailable.append(str(thread))
@@ -119,6 +129,7 @@ def _search_mailbox(
             for m in items
             if (got := details.get(m.uid)) is None or got.labels is None or not is_processed(got, account)
         )
+        hits.keys.append(key)
         hits.threads.append(
             ThreadHit(
                 account=account.name,
@@ -136,34 +147,19 @@ async def search_threads(
     runtime: Runtime, account_name: str, query: str, max_results: int, page_token: str | None
 ) -> SearchResult:
     query = inputs.search_query(query)
-    offset = inputs.page_offset(page_token)
+    stamp = fingerprint("mg_search_threads", account=account_name, query=query, max_results=max_results)
+    after = decode(page_token, stamp)
     accounts = runtime.accounts_for(account_name)
+
+    async def one(account: Account) -> _MailboxHits:
+        return await in_session(runtime, account, lambda s: _search_mailbox(s, account, query, after, max_results))
+
     if account_name != "all":
         [account] = accounts
-        hits = await in_session(
-            runtime, account, lambda s: _search_mailbox(s, account, query, offset, max_results)
-        )
-        return _page_result(
-            hits.threads,
-            hits.total,
-            hits.unavailable,
-            offset,
-            max_results,
-            [account.name],
-            [],
-            already_sliced=True,
-        )
-
-    # Every mailbox at once, each asked for the top offset+limit threads, then merged.
-    async def one(account: Account) -> _MailboxHits:
-        return await in_session(
-            runtime, account, lambda s: _search_mailbox(s, account, query, 0, offset + max_results)
-        )
+        return _page_result([await one(account)], max_results, stamp, [account.name], [])
 
     outcomes = await asyncio.gather(*(one(a) for a in accounts), return_exceptions=True)
-    merged: list[ThreadHit] = []
-    unavailable: list[str] = []
-    total = 0
+    done: list[_MailboxHits] = []
     searched: list[str] = []
     failures: list[SearchFailure] = []
     for account, outcome in zip(accounts, outcomes, strict=True):
@@ -173,33 +169,25 @@ async def search_threads(
             failures.append(SearchFailure(account=account.name, code="upstream_error", message=str(outcome)))
         else:
             searched.append(account.name)
-            merged.extend(outcome.threads)
-            unavailable.extend(outcome.unavailable)
-            total += outcome.total
-    merged.sort(key=lambda t: t.newest_match.received_at or "", reverse=True)
-    return _page_result(
-        merged, total, unavailable, offset, max_results, searched, failures, already_sliced=False
-    )
+            done.append(outcome)
+    return _page_result(done, max_results, stamp, searched, failures)
 
 
 def _page_result(
-    threads: list[ThreadHit],
-    total: int,
-    unavailable: list[str],
-    offset: int,
-    limit: int,
-    searched: list[str],
-    failures: list[SearchFailure],
-    *,
-    already_sliced: bool,
+    done: list[_MailboxHits], limit: int, stamp: str, searched: list[str], failures: list[SearchFailure]
 ) -> SearchResult:
-    page = threads if already_sliced else threads[offset : offset + limit]
-    end = offset + limit
+    merged = sorted(
+        ((k, t) for hits in done for k, t in zip(hits.keys, hits.threads, strict=True)),
+        key=lambda pair: pair[0],
+        reverse=True,
+    )
+    page = merged[:limit]
+    more = len(merged) > limit or any(hits.more for hits in done)
     return SearchResult(
-        threads=page,
-        total_threads=total,
-        next_page_token=str(end) if end < total else None,
-        unavailable_threads=unavailable,
+        threads=[t for _k, t in page],
+        total_threads=sum(hits.total for hits in done),
+        next_page_token=encode(stamp, page[-1][0]) if more and page else None,
+        unavailable_threads=[u for hits in done for u in hits.unavailable],
         searched=searched,
         failures=failures,
     )
@@ -219,12 +207,20 @@ def _read_thread(
             f'No thread {thread} in mailbox "{account.name}". Thread ids come from mg_search_threads or '
             "mg_next_pass and belong to the mailbox they were found in."
         )
-    # With bodies the structures ride on the summary FETCH: no extra round trip for them.
-    structure = ["BODYSTRUCTURE"] if bodies != "none" else []
-    fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER, *structure])
-    summaries = [summarize(item, account, now, with_auth=True) for item in fetched.values()]
-    summaries.sort(key=lambda m: (m.received_at or "", m.uid))
-    messages = [ThreadMessage(**m.model_dump(by_alias=False)) for m in summaries]
+    fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER, "BODYSTRUCTURE"])
+    wanted = [u for u in uids if u in fetched and _wants_body(fetched[u], account, bodies)]
+    read = bodies_.read_texts(session, fetched, wanted) if wanted else None
+    # A message whose body was read gets its preview from it; only the others need the beginnings.
+    shown = previews(session, [item for uid, item in fetched.items() if uid not in wanted])
+    if read is not None:
+        shown.update(read.previews())
+    messages = [
+        ThreadMessage(
+            **summarize(item, account, now, with_auth=True).model_dump(by_alias=False), preview=shown.get(item.uid)
+        )
+        for item in fetched.values()
+    ]
+    messages.sort(key=lambda m: (m.received_at or "", m.uid))
     result = ThreadResult(
         account=account.name,
         thread_id=str(thread),
@@ -235,13 +231,14 @@ def _read_thread(
         last_received_at=messages[-1].received_at if messages else None,
         messages=messages,
     )
-    if bodies == "none":
+    if read is None:
+        if bodies != "none":
+            result.body_budget_exhausted = False
         return result
-    wanted = [m.uid for m in messages if bodies == "all" or not m.processed]
     # The budget is for the whole result: what the summaries already take is not left for bodies.
     budget = bodies_.THREAD_BUDGET - len(result.model_dump_json(by_alias=True))
-    budget -= sum(bodies_.overhead(fetched[uid].parts) for uid in wanted)
-    windows = bodies_.thread_bodies(session, fetched, wanted, max_body_length, budget)
+    budget -= sum(bodies_.overhead(fetched[uid].parts) for uid in read.wanted)
+    windows = read.windows([m.uid for m in messages if m.uid in read.wanted], max_body_length, budget)
     for position, message in enumerate(messages):
         got = windows.get(message.uid)
         if got is not None:
@@ -249,6 +246,10 @@ def _read_thread(
     result.messages = messages
     result.body_budget_exhausted = any(w.cut_by_budget for w in windows.values())
     return result
+
+
+def _wants_body(item: Fetched, account: Account, bodies: str) -> bool:
+    return bodies == "all" or (bodies == "unprocessed" and not is_processed(item, account))
 
 
 async def get_thread(
@@ -282,8 +283,13 @@ def _disappeared(bare: str, account: Account) -> MailError:
     return not_found(f'The message <{bare}> disappeared from mailbox "{account.name}" while being read.')
 
 
+def html_part(structure: list[Part]) -> Part | None:
+    """The first HTML body part (for `raw_html`), whether or not there is a plain one beside it."""
+    return next((p for p in structure if p.mime_type == "text/html" and p.disposition != "attachment"), None)
+
+
 def _read_message(
-    session: ImapSession, account: Account, bare: str, offset: int, limit: int
+    session: ImapSession, account: Account, bare: str, offset: int, limit: int, raw_html: bool
 ) -> MessageResult:
     now = _now()
     session.open(ALL_MAIL)
@@ -293,11 +299,12 @@ def _read_message(
         raise _disappeared(bare, account)
     summary = summarize(item, account, now, with_auth=True)
     structure = item.parts or []
-    chosen = body_part(structure)
+    chosen = html_part(structure) if raw_html else None
+    chosen = chosen or body_part(structure)
     # Only the chosen text part travels, never the whole message with its attachments.
     raw = session.fetch_part(uid, chosen.part_id) if chosen is not None else None
-    body_format, text = bodies_.decoded(chosen, raw)
-    shown = bodies_.window(body_format, text, offset, limit, structure)
+    body_format, text, hidden = bodies_.decoded(chosen, raw, raw_html=raw_html)
+    shown = bodies_.window(body_format, text, offset, limit, structure, hidden)
     return MessageResult(
         **summary.model_dump(by_alias=False),
         **shown.fields(),
@@ -306,12 +313,17 @@ def _read_message(
 
 
 async def get_message(
-    runtime: Runtime, account_name: str, message_id: str, body_offset: int, max_body_length: int
+    runtime: Runtime,
+    account_name: str,
+    message_id: str,
+    body_offset: int,
+    max_body_length: int,
+    raw_html: bool = False,
 ) -> MessageResult:
     bare = inputs.message_id(message_id)
     account = runtime.account(account_name)
     return await in_session(
-        runtime, account, lambda s: _read_message(s, account, bare, body_offset, max_body_length)
+        runtime, account, lambda s: _read_message(s, account, bare, body_offset, max_body_length, raw_html)
     )
 
 
@@ -373,7 +385,7 @@ async def get_attachment(
     target = _write_inside(runtime.config.download_dir, download.filename, download.data)
     return AttachmentResult(
         account=account.name,
-        message_id=message_id,
+        message_id=bare,
         attachment_id=part_id,
         filename=download.filename,
         mime_type=download.mime_type,

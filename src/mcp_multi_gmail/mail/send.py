@@ -128,7 +128,6 @@ async def _choose_port(runtime: Runtime, account: Account) -> int:
 
 
 async def send_message(runtime: Runtime, account_name: str, request: Request, *, repeat: bool) -> SendResult:
-    import aiosmtplib  # at first use: start-up does not need it
 
     from ..gmail.compose import compose
 
@@ -157,10 +156,6 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
             composed.envelope_recipients,
             composed.smtp_data,
         )
-    except aiosmtplib.SMTPAuthenticationError as error:
-        raise MailError(
-            "auth_failed", f'Mailbox "{account.name}": Gmail refused the SMTP login ({error.code}). Nothing was sent.'
-        ) from None
     except smtp.SendFailed as failure:
         if not failure.maybe_sent:
             raise _send_error(runtime, account, port, failure, composed) from None
@@ -201,7 +196,7 @@ def _result(
             w
             for w in (
                 no_quote_warning(prepared, request.quote_original, composed.quoted),
-                f"It did NOT reach {', '.join(submission.rejected)}." if submission.rejected else None,
+                _not_reached(submission) if submission.rejected else None,
                 None
                 if sent_copy.saved
                 else "The message was sent but cannot be found in the Sent folder, and a copy could not be stored. "
@@ -235,6 +230,14 @@ async def _sent_copy(runtime: Runtime, account: Account, composed: Composed, *, 
         return SentCopy(saved=False, filed_by=None, folder=None, uid=None, error=error.message)
 
 
+def _not_reached(submission: smtp.Submission) -> str:
+    """Who did not get it, each with Gmail's own reason."""
+    parts = [
+        f"{r} ({submission.refusals[r]})" if r in submission.refusals else r for r in submission.rejected
+    ]
+    return f"It did NOT reach {', '.join(parts)}."
+
+
 def _send_error(
     runtime: Runtime, account: Account, port: int, failure: smtp.SendFailed, composed: Composed
 ) -> MailError:
@@ -249,11 +252,7 @@ def _send_error(
             "wants it sent, call again with repeat: true.",
         )
     if failure.refused:
-        return MailError(
-            "upstream_error",
-            f'Gmail refused the message from mailbox "{account.name}" at the {failure.stage} step: '
-            f"{failure.reason}. Nothing was sent.",
-        )
+        return smtp.refusal_error(account.name, failure)
     runtime.smtp_ports.pop(account.name, None)
     return MailError(
         "upstream_error",

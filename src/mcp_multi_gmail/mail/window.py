@@ -3,12 +3,17 @@
 Two conditions only — not carrying the processed label, delivered since the boundary's day —
 because Gmail checks search conditions per message: any extra condition can drop a thread whose
 new message does not satisfy it, and the answer would look cleanly empty.
+
+Gmail does not read SINCE's date in UTC (Google documents date-only search values as midnight
+Pacific time, https://developers.google.com/workspace/gmail/api/guides/filtering, and it may be
+the account's own zone). So the search asks for one day more than needed, which covers every
+zone from UTC-12 to UTC+14, and the window is cut here from each message's INTERNALDATE.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from ..config import Account
@@ -18,6 +23,12 @@ from .results import MessageState, WindowState
 from .summary import carries, iso, message_state
 
 MAX_WINDOW = 5000
+# The SEARCH answer also holds the extra day before the window; up to this many more UIDs are read
+# (INTERNALDATE only) to find out how many of them really lie inside it.
+SEARCH_HEADROOM = 5000
+# A message can be missing from SEARCH for a few seconds after it arrives. The window is by day, so
+# the next pass finds it again, except across midnight UTC: keep at least this much before the boundary.
+INDEX_LAG_MARGIN = timedelta(hours=1)
 SCAN_ITEMS = ["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS"]
 _EPOCH = datetime.min.replace(tzinfo=UTC)
 
@@ -86,20 +97,37 @@ class Window:
         )
 
 
+def lower_edge(since: datetime) -> datetime:
+    """The earliest INTERNALDATE inside the window: the start of the boundary's UTC day, or an hour
+    before the boundary when that is earlier."""
+    moment = since.astimezone(UTC)
+    day_start = datetime.combine(moment.date(), time.min, UTC)
+    return min(day_start, moment - INDEX_LAG_MARGIN)
+
+
+def inside(item: Fetched, edge: datetime) -> bool:
+    # A message without an INTERNALDATE (Gmail always sends one) stays in: never lose mail.
+    return item.internaldate is None or item.internaldate >= edge
+
+
 def window_criteria(account: Account, since: datetime) -> list[Any]:
-    """UID SEARCH NOT X-GM-LABELS "<processed>" SINCE <day> (SINCE alone without a processed label)."""
-    day = since.astimezone(UTC).date()
+    """UID SEARCH NOT X-GM-LABELS "<processed>" SINCE <day> (SINCE alone without a processed label).
+
+    <day> is the day before the lower edge's UTC date: whatever zone Gmail reads it in (UTC-12 to
+    UTC+14), its midnight lies before the edge, so nothing inside the window is left out."""
+    day = lower_edge(since).date() - timedelta(days=1)
     if account.processed_label is None:
         return ["SINCE", day]
     return ["NOT", "X-GM-LABELS", account.processed_label, "SINCE", day]
 
 
-def _too_broad(account: Account, since: datetime, count: int) -> MailError:
+def _too_broad(account: Account, since: datetime, count: int | None) -> MailError:
     day = since.astimezone(UTC).date().isoformat()
     label = f' (without the label "{account.processed_label}")' if account.processed_label else ""
+    holds = f"{count} messages" if count is not None else f"well over {MAX_WINDOW} messages"
     return MailError(
         "query_too_broad",
-        f'The window since {day} holds {count} messages{label} in mailbox "{account.name}", more than '
+        f'The window since {day} holds {holds}{label} in mailbox "{account.name}", more than '
         f"{MAX_WINDOW}. Work through it in chunks: use a later boundary, clear that window until "
         "window_clear is true, then come back with an earlier boundary. Leaving the boundary at the later "
         "date would lose everything before it. A mailbox older than this server has never-labelled old "
@@ -107,18 +135,34 @@ def _too_broad(account: Account, since: datetime, count: int) -> MailError:
     )
 
 
+def _window_uids(session: ImapSession, account: Account, since: datetime, edge: datetime) -> list[int]:
+    """The SEARCH answer; when it is big, cut to the window first, so the limit counts only messages
+    inside the window and not the extra day the search has to ask for."""
+    uids = session.search(window_criteria(account, since))
+    if len(uids) <= MAX_WINDOW:
+        return uids
+    if len(uids) > MAX_WINDOW + SEARCH_HEADROOM:
+        raise _too_broad(account, since, None)
+    dates = session.fetch(uids, ["INTERNALDATE"])
+    kept = [uid for uid in uids if uid in dates and inside(dates[uid], edge)]
+    if len(kept) > MAX_WINDOW:
+        raise _too_broad(account, since, len(kept))
+    return kept
+
+
 def scan_window(session: ImapSession, account: Account, since: datetime) -> Window:
     # searched_at is taken before the search, so mail arriving during the pass stays inside the window.
     window = Window(account=account, since=since, searched_at=datetime.now(UTC))
+    edge = lower_edge(since)
     session.open(ALL_MAIL)
-    uids = session.search(window_criteria(account, since))
-    if len(uids) > MAX_WINDOW:
-        raise _too_broad(account, since, len(uids))
+    uids = _window_uids(session, account, since, edge)
     fetched = session.fetch(uids, SCAN_ITEMS)
     for uid in uids:
         item = fetched.get(uid)
         if item is None:
             continue  # gone between SEARCH and FETCH
+        if not inside(item, edge):
+            continue  # the extra day the search asked for
         if item.thread_id is None:
             raise MailError(
                 "provider_unsupported",

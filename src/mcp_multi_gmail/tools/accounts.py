@@ -11,6 +11,7 @@ from pydantic import Field
 from ..mail import accounts
 from ..mail.results import ListAccountsResult, ReloadResult
 from ..runtime import Runtime
+from .arguments import Flag
 from .common import READ_ONLY, structured_errors
 
 
@@ -19,7 +20,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     @structured_errors
     async def mg_list_accounts(
         verify: Annotated[
-            bool,
+            Flag,
             Field(
                 description="Also log in to every mailbox over IMAP and, for mailboxes that may send, "
                 "probe the SMTP login (nothing is sent). Failures are listed per mailbox and check."

@@ -1,4 +1,4 @@
-"""What every tool shares: structured error results and common argument types."""
+"""What every tool shares: error results, compact JSON text and common argument types."""
 
 from __future__ import annotations
 
@@ -12,16 +12,22 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from ..errors import MailError
+from .arguments import MAX_ACCOUNT
 
 logger = logging.getLogger("mcp_multi_gmail")
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-AccountName = Annotated[str, Field(description="Short name of a configured mailbox (see mg_list_accounts)")]
+AccountName = Annotated[
+    str, Field(max_length=MAX_ACCOUNT, description="Short name of a configured mailbox (see mg_list_accounts)")
+]
 AccountOrAll = Annotated[
     str,
-    Field(description='Short name of a configured mailbox, or "all" to ask every mailbox at once'),
+    Field(
+        max_length=MAX_ACCOUNT,
+        description='Short name of a configured mailbox, or "all" to ask every mailbox at once',
+    ),
 ]
 
 READ_ONLY = ToolAnnotations(
@@ -32,11 +38,19 @@ LOCAL_READ = ToolAnnotations(
 )
 
 
+def compact_json(value: Any) -> str:
+    """JSON as the assistant reads it: no indentation, no escaped non-ASCII (every byte is context)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def error_result(error: MailError) -> CallToolResult:
-    body = {"error": error.as_dict()}
+    """An error every client can read: isError, one text item, and no structuredContent.
+
+    The TypeScript SDK 1.x client validates structuredContent against the tool's outputSchema
+    even on errors, so an error body there would hide the message behind a client exception.
+    """
     return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False, indent=2))],
-        structured_content=body,
+        content=[TextContent(type="text", text=compact_json({"error": error.as_dict()}))],
         is_error=True,
     )
 

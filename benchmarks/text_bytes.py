@@ -1,0 +1,88 @@
+"""Bytes of the text content the assistant reads: the demo pass and a 50-thread search.
+
+    uv run python benchmarks/text_bytes.py
+
+Every byte of a tool result's text content lands in the assistant's context. This prints, for
+two typical calls, the size of the text content as the server sends it now and the size the same
+data would have pretty-printed (2-space indent) and compact. The emulator runs in-process, with
+the demo seed (`mg_next_pass` on `osobni`, 5 days: 9 threads) plus one generated 1 000-message
+mailbox (`mg_search_threads subject:Invoice`, 50 of its 67 single-message threads).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import fixtures as fx  # noqa: E402
+
+from gmail_emulator import GmailEmulator  # noqa: E402
+from mcp_multi_gmail.config import load_config  # noqa: E402
+from mcp_multi_gmail.demo import DEMO_ACCOUNTS, demo_seed  # noqa: E402
+from mcp_multi_gmail.gmail.endpoint import resolve_endpoint  # noqa: E402
+from mcp_multi_gmail.runtime import Runtime  # noqa: E402
+from mcp_multi_gmail.server import build_server  # noqa: E402
+
+
+def sizes(text: str, data: Any) -> dict[str, int]:
+    return {
+        "served": len(text.encode("utf-8")),
+        "pretty": len(json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")),
+        "compact": len(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")),
+    }
+
+
+async def measure(runtime: Runtime) -> dict[str, dict[str, int]]:
+    since = (datetime.now(UTC) - timedelta(days=5)).date().isoformat()
+    calls = {
+        "demo pass (osobni, 9 threads)": ("mg_next_pass", {"account": "osobni", "since": since}),
+        "search, 50 threads": ("mg_search_threads", {"account": "a", "query": "subject:Invoice", "max_results": 50}),
+    }
+    out: dict[str, dict[str, int]] = {}
+    async with Client(build_server(runtime)) as client:
+        for name, (tool, args) in calls.items():
+            result = await client.call_tool(tool, args)
+            assert result.is_error is False, result.content[0].text
+            data = result.structured_content
+            count = len(data["threads"])
+            assert count in (9, 50), f"{name}: {count} threads"
+            out[name] = sizes(result.content[0].text, data)
+    return out
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="text-bytes-") as tmp:
+        folder = Path(tmp)
+        with GmailEmulator(workdir=folder / "emulator", seed=demo_seed()) as emu:
+            emu.set_latency("*", 0)
+            mailbox = fx.Mailbox(name="a", address=f"a@{fx.DOMAIN}", size=1000)
+            fx.load(emu, mailbox, fx.general_specs("a", 1000, reports=0, big=False, now=fx.utc_now()))
+            accounts = [*DEMO_ACCOUNTS, {"name": "a", "address": mailbox.address, "password": fx.PASSWORD}]
+            config = folder / "config.json"
+            config.write_text(json.dumps({"accounts": accounts, "download_dir": str(folder / "dl")}), "utf-8")
+            environ = emu.env()
+            runtime = Runtime(
+                config=load_config(config, layout=None, environ=environ),
+                endpoint=resolve_endpoint(environ),
+                layout=None,
+                environ=environ,
+            )
+            results = anyio.run(measure, runtime)
+    print(f"{'call':34} {'served':>8} {'pretty':>8} {'compact':>8} {'saved':>6}")
+    for name, size in results.items():
+        saved = 1 - size["compact"] / size["pretty"]
+        print(f"{name:34} {size['served']:8} {size['pretty']:8} {size['compact']:8} {saved:6.0%}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+// Drives `mcp-multi-gmail --demo` with the official TypeScript MCP SDK 1.x client.
+//
+// Usage: node client.mjs [server command...]   (default: uv run mcp-multi-gmail --demo)
+// Calls every tool at least once successfully and many times with errors. The SDK's
+// Client.callTool validates structuredContent against each tool's outputSchema (even on
+// error results), so a call that throws means the server sent something this client cannot
+// read. Prints one JSON summary line on stdout; exits 1 on the first failed expectation.
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const argv = process.argv.slice(2);
+const [command, ...args] = argv.length > 0 ? argv : ["uv", "run", "mcp-multi-gmail", "--demo"];
+
+// The SDK passes only a few variables on by default; the demo needs TMPDIR (where its folder goes).
+const env = { ...getDefaultEnvironment() };
+for (const name of ["TMPDIR", "UV_CACHE_DIR", "VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT"]) {
+  if (process.env[name]) env[name] = process.env[name];
+}
+const transport = new StdioClientTransport({ command, args, env, stderr: "inherit" });
+const client = new Client({ name: "mcp-multi-gmail-ts-test", version: "1.0.0" });
+
+const succeeded = new Set();
+const errors = [];
+
+function daysAgo(days) {
+  return new Date(Date.now() - days * 86400000).toISOString().slice(0, 10);
+}
+
+function parseError(tool, result) {
+  assert.equal(result.isError, true, `${tool}: expected an error, got ${JSON.stringify(result).slice(0, 300)}`);
+  assert.equal(result.structuredContent, undefined, `${tool}: an error result must carry no structuredContent`);
+  assert.equal(result.content.length, 1, `${tool}: one text content item`);
+  assert.equal(result.content[0].type, "text");
+  const text = result.content[0].text;
+  assert.ok(!text.includes("\n"), `${tool}: compact JSON expected, got ${text.slice(0, 200)}`);
+  const body = JSON.parse(text);
+  assert.deepEqual(Object.keys(body), ["error"]);
+  assert.deepEqual(Object.keys(body.error).sort(), ["code", "message", "retryable"]);
+  assert.equal(typeof body.error.message, "string");
+  assert.equal(typeof body.error.retryable, "boolean");
+  return body.error;
+}
+
+async function ok(tool, args) {
+  const result = await client.callTool({ name: tool, arguments: args });
+  assert.notEqual(result.isError, true, `${tool}: ${result.content?.[0]?.text}`);
+  assert.ok(result.structuredContent, `${tool}: structuredContent expected`);
+  const text = result.content[0].text;
+  assert.deepEqual(JSON.parse(text), result.structuredContent, `${tool}: text and structuredContent differ`);
+  assert.ok(!text.includes("\n  "), `${tool}: the text content must be compact JSON`);
+  succeeded.add(tool);
+  return result.structuredContent;
+}
+
+// `words`: fragments the message must contain (argument names, expectations).
+async function fails(tool, args, code, words = []) {
+  const result = await client.callTool({ name: tool, arguments: args });
+  const error = parseError(tool, result);
+  assert.equal(error.code, code, `${tool} ${JSON.stringify(args).slice(0, 120)}: ${error.message}`);
+  for (const word of words) {
+    assert.ok(error.message.includes(word), `${tool}: ${JSON.stringify(word)} missing from ${error.message}`);
+  }
+  assert.ok(!/https?:\/\//.test(error.message), `${tool}: no URLs in error messages: ${error.message}`);
+  errors.push({ tool, code });
+  return error;
+}
+
+await client.connect(transport);
+try {
+  const tools = (await client.listTools()).tools;
+  assert.equal(tools.length, 17);
+  for (const tool of tools) assert.ok(tool.outputSchema, `${tool.name} declares an output schema`);
+
+  // ---------------------------------------------------------------- every tool, successfully
+  const accounts = await ok("mg_list_accounts", { verify: true });
+  assert.deepEqual(accounts.failures, []);
+  await ok("mg_reload_config", {});
+  const pass = await ok("mg_next_pass", { account: "osobni", since: daysAgo(5) });
+  assert.equal(pass.threads.length, 9);
+  const cottage = pass.threads.find((t) => t.subject.startsWith("Chata na Vysočině"));
+  const found = await ok("mg_search_threads", { account: "all", query: "newer_than:30d", max_results: 50 });
+  assert.ok(found.threads.length > 0);
+  const thread = await ok("mg_get_thread", { account: "osobni", thread_id: cottage.thread_id });
+  assert.equal(thread.messages.length, 9);
+  const invoice = await ok("mg_get_message", {
+    account: "osobni",
+    message_id: "faktura-2026-11.202611@rychlynet.example.com",
+  });
+  const pdf = invoice.attachments.find((a) => a.filename === "faktura-2026-11.pdf");
+  const saved = await ok("mg_get_attachment", {
+    account: "osobni",
+    message_id: invoice.message_id,
+    attachment_id: pdf.attachment_id,
+  });
+  assert.ok(saved.size_bytes > 0);
+  const labels = await ok("mg_list_labels", { account: "osobni" });
+  assert.ok(labels.labels.some((l) => l.label === "Asistent"));
+  const newest = "chata-vysocina-09@example.org";
+  const labelled = await ok("mg_label_message", { account: "osobni", message_ids: [newest], label: "Asistent" });
+  assert.equal(labelled.messages[0].outcome, "changed");
+  await ok("mg_unlabel_message", { account: "osobni", message_ids: [newest], label: "Asistent" });
+  await ok("mg_label_thread", { account: "osobni", thread_id: cottage.thread_id, label: "Asistent/čeká" });
+  await ok("mg_unlabel_thread", { account: "osobni", thread_id: cottage.thread_id, label: "Asistent/čeká" });
+  const flags = await ok("mg_set_flags", { account: "osobni", message_id: newest, seen: true, flagged: false });
+  assert.ok(flags.flags_after.includes("\\Seen"));
+  const text = { to: ["lucie@example.org"], subject: "Chata: jedeme v pátek", body: "Ahoj, jedeme v pátek v pět." };
+  const draft = await ok("mg_save_draft", { account: "osobni", ...text, in_reply_to: newest });
+  await ok("mg_list_drafts", { account: "osobni" });
+  const sent = await ok("mg_send_message", {
+    account: "osobni",
+    ...text,
+    in_reply_to: newest,
+    quote_original: false,
+    signature: false,
+  });
+  assert.deepEqual(sent.accepted, ["lucie@example.org"]);
+  const trashed = await ok("mg_trash_message", { account: "osobni", message_id: draft.message_id });
+  assert.equal(trashed.moved, true);
+
+  // ---------------------------------------------------------------- errors, each readable
+  // Domain errors.
+  await fails("mg_list_labels", { account: "nobody" }, "account_unknown", ["nobody"]);
+  await fails("mg_get_thread", { account: "osobni", thread_id: "1" }, "not_found");
+  await fails("mg_get_message", { account: "osobni", message_id: "no-such-message@example.cz" }, "not_found");
+  await fails("mg_label_message", { account: "osobni", message_ids: [newest], label: "Rodina" }, "label_forbidden");
+  await fails("mg_label_thread", { account: "osobni", thread_id: cottage.thread_id, label: "Asistent" }, "label_forbidden");
+  await fails("mg_set_flags", { account: "osobni", message_id: newest }, "invalid_input");
+  await fails("mg_next_pass", { account: "osobni", since: "last tuesday" }, "invalid_input");
+  await fails("mg_search_threads", { account: "osobni", query: "x", page_token: "garbage" }, "invalid_input");
+  await fails("mg_send_message", { account: "osobni", to: ["someone@elsewhere.example.net"], subject: "Hi", body: "x" }, "send_forbidden");
+  await fails("mg_send_message", { account: "tym", to: ["anna@example.com"], subject: "Hi", body: "x" }, "send_forbidden");
+  const again = { account: "osobni", ...text, in_reply_to: newest, quote_original: false, signature: false };
+  await fails("mg_send_message", again, "duplicate_send");
+  // A string must never unlock the second send.
+  await fails("mg_send_message", { ...again, repeat: "yes" }, "invalid_input", ["repeat", "true or false", "string"]);
+  await fails("mg_send_message", { ...again, repeat: 1 }, "invalid_input", ["repeat"]);
+  // Missing arguments.
+  await fails("mg_list_labels", {}, "invalid_input", ["account", "missing"]);
+  await fails("mg_send_message", { account: "osobni", to: ["lucie@example.org"] }, "invalid_input", ["subject", "body"]);
+  // Wrong types.
+  await fails("mg_list_accounts", { verify: "yes" }, "invalid_input", ["verify"]);
+  await fails("mg_set_flags", { account: "osobni", message_id: newest, seen: "yes" }, "invalid_input", ["seen"]);
+  await fails("mg_search_threads", { account: "osobni", query: "x", max_results: "many" }, "invalid_input", ["max_results"]);
+  await fails("mg_search_threads", { account: "osobni", query: "x", max_results: 0 }, "invalid_input", ["max_results"]);
+  await fails("mg_label_message", { account: "osobni", message_ids: newest, label: "Asistent" }, "invalid_input", ["message_ids"]);
+  await fails("mg_get_thread", { account: 42, thread_id: cottage.thread_id }, "invalid_input", ["account"]);
+  // Oversized input, refused before any connection.
+  await fails("mg_search_threads", { account: "osobni", query: "a".repeat(2_000_000) }, "invalid_input", ["query", "characters"]);
+  await fails("mg_save_draft", { account: "osobni", to: ["a@example.cz"], subject: "s".repeat(100_000), body: "x" }, "invalid_input", ["subject"]);
+  // Unknown extra arguments are ignored, as in the original.
+  await ok("mg_list_labels", { account: "tym", colour: "blue" });
+  // The refusals sent nothing: exactly one copy of the reply is in Sent (polled: Gmail's search
+  // index may lag behind the filing).
+  const query = { account: "osobni", query: "in:sent subject:(Chata jedeme)" };
+  let copies = await ok("mg_search_threads", query);
+  for (const deadline = Date.now() + 30_000; copies.threads.length === 0 && Date.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    copies = await ok("mg_search_threads", query);
+  }
+  assert.equal(copies.threads.length, 1);
+  assert.equal(copies.threads[0].matched_messages, 1);
+
+  assert.equal(succeeded.size, 17, `tools never called successfully: ${tools.map((t) => t.name).filter((n) => !succeeded.has(n))}`);
+  assert.ok(errors.length >= 15);
+  process.stdout.write(JSON.stringify({ succeeded: [...succeeded].sort(), errors }) + "\n");
+} finally {
+  await client.close();
+}
