@@ -481,10 +481,13 @@ def _client_class() -> type[IMAPClient]:
     return _CLIENT_CLASS
 
 
-def _connect(endpoint: Endpoint) -> IMAPClient:
+def _connect(endpoint: Endpoint, *, early_capability: bool = False) -> IMAPClient:
+    """`early_capability`: ask CAPABILITY before LOGIN as imaplib does (the probe reports that answer)."""
+    from imapclient import IMAPClient
     from imapclient.imapclient import SocketTimeout
 
-    client = _client_class()(
+    client_class = IMAPClient if early_capability else _client_class()
+    client = client_class(
         endpoint.imap_host,
         port=endpoint.imap_port,
         ssl=True,
