@@ -349,6 +349,7 @@ async def time_startups_side_by_side(
                 stderr=errlog,
                 env=dict(params.env or {}),
                 cwd=params.cwd,
+                limit=1 << 24,  # a tools/list answer is one line of 40-50 KB
             )
             assert proc.stdin is not None and proc.stdout is not None
             try:
