@@ -12,7 +12,7 @@ import pytest
 from hypothesis import settings
 from mcp import Client
 
-from gmail_emulator import GmailEmulator
+from gmail_emulator import GmailEmulator, Knobs
 from tool_results import check_result, check_wire_result
 
 # Property tests are deterministic in the suite, so CI never turns red by chance. To hunt for new
@@ -54,15 +54,21 @@ def every_tool_result_has_a_valid_shape() -> Iterator[None]:
         yield
 
 
+def quick_knobs() -> Knobs:
+    """Gmail's likeliest behaviour minus its delays: for the many tests that are about something else.
+    A test about the Sent filing delay or the search-index lag sets those knobs itself."""
+    return Knobs(sent_filing_delay_s=0.0, raw_search_lag_s=0.0)
+
+
 @pytest.fixture(scope="session")
 def emulator_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GmailEmulator]:
-    with GmailEmulator(workdir=tmp_path_factory.mktemp("emulator")) as emulator:
+    with GmailEmulator(workdir=tmp_path_factory.mktemp("emulator"), knobs=quick_knobs()) as emulator:
         yield emulator
 
 
 @pytest.fixture
 def emulator(emulator_session: GmailEmulator) -> GmailEmulator:
-    """A fresh, empty emulator with the three test mailboxes and default knobs."""
+    """A fresh, empty emulator with the three test mailboxes and the quick knobs."""
     emulator_session.reset()
     for address, password in PASSWORDS.items():
         emulator_session.add_account(address, password)

@@ -376,7 +376,7 @@ def test_windows_1250_czech_quote_survives_as_utf8() -> None:
 
 
 @pytest.mark.parametrize(
-    "text, html", [(None, None), ("", ""), ("  \r\n ", "\n\t"), (None, "   ")], ids=["none", "empty", "blank", "ws"]
+    ("text", "html"), [(None, None), ("", ""), ("  \r\n ", "\n\t"), (None, "   ")], ids=["none", "empty", "blank", "ws"]
 )
 def test_no_readable_body_means_no_quote(text: str | None, html: str | None) -> None:
     quote = make_quote(text=text, html=html)
@@ -481,7 +481,7 @@ INJECTIONS = ["x\r\nBcc: evil@example.org", "x\nX-Injected: 1", "x\rY", "x\x00y"
 
 @pytest.mark.parametrize("bad", INJECTIONS)
 @pytest.mark.parametrize(
-    "field, build_call",
+    ("field", "build_call"),
     [
         ("Subject", lambda bad: build(make_draft(subject=bad))),
         ("From display name", lambda bad: build(make_draft(from_name=bad))),

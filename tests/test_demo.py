@@ -17,8 +17,9 @@ from mcp import Client, StdioServerParameters
 
 from mcp_multi_gmail import demo
 from mcp_multi_gmail.demo_tour import Tour, pick_language
+from support import INITIALIZED, SERVER_SCRIPT, initialize_request
 
-SCRIPT = Path(sys.executable).parent / "mcp-multi-gmail"
+SCRIPT = SERVER_SCRIPT
 SERVER = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "mcp_multi_gmail"]
 TIMEOUT = 300
 
@@ -182,22 +183,11 @@ def test_demo_stdout_is_only_protocol(raw_rpc: Any, tmp_path: Path) -> None:
     )
     rpc = raw_rpc(proc)
     try:
-        rpc.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw-demo-test", "version": "1"},
-                },
-            },
-        )
+        rpc.send(initialize_request("raw-demo-test"))
         init = rpc.reply(1)["result"]
         assert init["serverInfo"]["name"] == "mcp-multi-gmail"
         assert "osobni, tym, automaty" in init["instructions"]
-        rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        rpc.send(INITIALIZED)
         rpc.send(
             {
                 "jsonrpc": "2.0",

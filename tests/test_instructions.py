@@ -12,8 +12,8 @@ import pytest
 from mcp_multi_gmail.config import Account, Config
 from mcp_multi_gmail.errors import ErrorCode
 from mcp_multi_gmail.instructions import GUIDE_URI, MAX_CHARS, SETUP_URI, TROUBLE_URI, build_instructions
+from support import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "pro-asistenta.md"
 SETUP = ROOT / "docs" / "pro-asistenta-nastaveni.md"
 TROUBLE = ROOT / "docs" / "pro-asistenta-potize.md"

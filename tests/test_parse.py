@@ -477,7 +477,8 @@ def test_the_suite_runs_properties_deterministically(pytestconfig: pytest.Config
     # CI must not turn red by chance: the same examples every run (tests/conftest.py, profile "ci").
     if pytestconfig.getoption("hypothesis_profile", None) == "hunt":
         pytest.skip("hunting for bugs with fresh random examples")
-    assert settings.default.derandomize is True and settings.default.database is None
+    default = settings.default
+    assert default is not None and default.derandomize is True and default.database is None
 
 
 @settings(max_examples=150, deadline=None)

@@ -24,8 +24,8 @@ from mcp import Client, StdioServerParameters
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail import __version__
 from mcp_multi_gmail.layout import GUARD_MESSAGE, check_location
+from support import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 BUILD_SCRIPT = ROOT / "scripts" / "build_release.py"
 ADDON = Path(".doplnky") / "mcp-multi-gmail"
 CONFIG = Path("system") / "multigmail.json"

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from pathlib import Path
@@ -30,11 +30,11 @@ from mcp_multi_gmail.watch import (
     LINE_TIME_UP,
     NEW_MAIL_ADVICE,
     Watcher,
-    imap_check,
     in_hours,
     run_watcher,
 )
 from mcp_multi_gmail.watch_args import DEFAULT_MAX_MS, WatchArgsError, plan_watch
+from mcp_multi_gmail.watch_check import imap_check
 from mcp_multi_gmail.watch_state import KNOWN_FILE, OWNER_FILE, load_known
 
 OSOBNI = "osobni@example.cz"
@@ -593,8 +593,8 @@ def test_hour_window_wraps_over_midnight() -> None:
 
 
 @pytest.fixture
-def clean_env() -> Iterator[dict[str, str]]:
-    yield {k: v for k, v in os.environ.items() if not k.startswith("MG_")}
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("MG_")}
 
 
 def test_watcher_process_wakes_on_waiting_mail(

@@ -79,7 +79,7 @@ class Background:
     def _run(self, target: Callable[[], Any]) -> None:
         try:
             self.result = target()
-        except BaseException as error:
+        except BaseException as error:  # noqa: BLE001 - re-raised by join()
             self.error = error
 
     def join(self, timeout: float) -> Any:

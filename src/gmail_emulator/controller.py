@@ -429,6 +429,10 @@ class GmailEmulator:
     def outbox(self) -> list[OutboxEntry]:
         return self._front.outbox()
 
+    def smtp_pending(self) -> int:
+        """How many Sent filings and local deliveries are still waiting for their delay."""
+        return self._on_loop(self._front.pending)
+
     # ----------------------------------------------------------------- knobs, latency, faults
 
     @property
@@ -447,6 +451,14 @@ class GmailEmulator:
             table = dict(self.observer.latency)
             table[name] = float(seconds)
             self.observer.latency = table
+
+        self._on_loop(run)
+
+    def set_bandwidth(self, bytes_per_second: float | None) -> None:
+        """Throttle every IMAP reply to this many bytes per second (a slow drip); None = unlimited."""
+
+        def run() -> None:
+            self.observer.bandwidth_bps = bytes_per_second
 
         self._on_loop(run)
 
@@ -487,9 +499,25 @@ class GmailEmulator:
     def smtp_logins(self, account: str | None = None) -> int:
         return self._front.logins(account)
 
+    def smtp_held(self) -> int:
+        """SMTP sessions that reached a "hold" fault (each stays held until its client goes)."""
+        return self._front.held()
+
+    def login_peak(self, account: str) -> int:
+        """The most IMAP sessions logged in to `account` at the same time since the last reset."""
+        return self._on_loop(lambda: self._imap.peak_logged_in.get(account.lower(), 0) if self._imap else 0)
+
+    def logged_in_now(self, account: str) -> int:
+        """IMAP sessions logged in to `account` right now."""
+        return self._on_loop(lambda: self._imap.logged_in.get(account.lower(), 0) if self._imap else 0)
+
     def smtp_sessions(self) -> int:
         """SMTP connections accepted (both ports) since the last reset."""
         return self._front.sessions()
+
+    def smtp_open_sessions(self) -> int:
+        """SMTP connections the server has not yet seen end (a test waits for 0 after a client vanished)."""
+        return self._on_loop(self._front.open_sessions)
 
     def wire_log(self) -> list[WireEntry]:
         return self.observer.wire_log()
@@ -508,6 +536,8 @@ class GmailEmulator:
                 rule.seen = seen
             obs.latency, obs.jitter_frac, obs.bandwidth_bps = latency, jitter, bandwidth
             self._front.reset_counters()
+            if self._imap is not None:
+                self._imap.peak_logged_in = dict(self._imap.logged_in)
 
         self._on_loop(run)
 
@@ -554,5 +584,8 @@ class GmailEmulator:
                 imap.store = store
                 for session in list(imap.sessions):
                     session.abort()
+                # Aborted sessions may still be asleep in an injected delay: count afresh without them.
+                imap.logged_in = {}
+                imap.peak_logged_in = {}
 
         self._on_loop(run)

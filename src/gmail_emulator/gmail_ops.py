@@ -195,24 +195,7 @@ def store_labels(
 
     reported: dict[int, Reported] = {}
     for msg in msgs:
-        labels = set(msg.labels)
-        location: Location = msg.location
-        if op == "+":
-            labels |= set(plain)
-            if locations:
-                location = _LOCATION_LABELS[locations[-1].lower()]
-        elif op == "-":
-            for lb in plain:
-                if own is None or not has_label([lb], own):
-                    labels = set(_without(labels, lb))
-            if any(_LOCATION_LABELS[lb.lower()] == msg.location for lb in locations):
-                location = "normal"
-        else:
-            labels = set(plain)
-            if own is not None and has_label(msg.labels, own) and not has_label(labels, own):
-                labels |= {lb for lb in msg.labels if has_label([lb], own)}
-            if locations:
-                location = _LOCATION_LABELS[locations[-1].lower()]
+        labels, location = _stored(msg, op, plain, locations, own)
         new = frozenset(labels)
         flags = msg.flags
         if (STARRED in new) != (STARRED in msg.labels):
@@ -225,6 +208,31 @@ def store_labels(
         if location != msg.location:
             account.set_location(msg, location)
     return reported
+
+
+def _stored(
+    msg: Message, op: Op, plain: list[str], locations: list[str], own: str | None
+) -> tuple[set[str], Location]:
+    """The labels and location `msg` has after the STORE (`own`: the selected folder's label)."""
+    labels = set(msg.labels)
+    location: Location = msg.location
+    if op == "+":
+        labels |= set(plain)
+        if locations:
+            location = _LOCATION_LABELS[locations[-1].lower()]
+    elif op == "-":
+        for lb in plain:
+            if own is None or not has_label([lb], own):
+                labels = set(_without(labels, lb))
+        if any(_LOCATION_LABELS[lb.lower()] == msg.location for lb in locations):
+            location = "normal"
+    else:
+        labels = set(plain)
+        if own is not None and has_label(msg.labels, own) and not has_label(labels, own):
+            labels |= {lb for lb in msg.labels if has_label([lb], own)}
+        if locations:
+            location = _LOCATION_LABELS[locations[-1].lower()]
+    return labels, location
 
 
 # --------------------------------------------------------------------------- COPY / MOVE
@@ -317,8 +325,9 @@ def append(
 ) -> Message:
     """APPEND: the folder decides labels/location; a future or pre-1970 date becomes now.
 
-    Drafts get the \\Draft label and lose the \\Draft flag (unless `draft_flag_visible`); an
-    APPEND to Sent of a "similar" message (same Message-ID and Date) replaces the earlier copy.
+    Drafts get the \\Draft label and lose the \\Draft flag (unless `draft_flag_visible`); with
+    `merge_similar_sent`, an APPEND to Sent of a "similar" message (same Message-ID and Date)
+    replaces the earlier copy.
     """
     knobs = account.store.knobs
     now = account.store.now()
@@ -331,7 +340,7 @@ def append(
     labels, location = _folder_placement(folder)
     if folder.kind == "drafts" and not knobs.draft_flag_visible:
         stored_flags.discard(FLAG_DRAFT)
-    if folder.kind == "sent":
+    if folder.kind == "sent" and knobs.merge_similar_sent:
         _drop_similar_sent(account, ParsedMessage(raw))
     return account.add_message(raw, labels=labels, flags=stored_flags, internaldate=when, location=location)
 

@@ -187,16 +187,7 @@ async def _list(session: ImapSession, cmd: Command, verb: str) -> str:
     reference = mailbox_arg(session, args[0]) if args[0] != b"" else ""
     pattern_arg = args[1]
     patterns = [astring_text(t) for t in (pattern_arg if isinstance(pattern_arg, list) else [pattern_arg])]
-    status_items: list[Token] | None = None
-    rest = args[2:]
-    if rest:
-        options_list = rest[1] if len(rest) == 2 else None
-        if not isinstance(rest[0], str) or rest[0].upper() != "RETURN" or not isinstance(options_list, list):
-            raise ParseError()
-        for i, opt in enumerate(options_list):
-            if isinstance(opt, str) and opt.upper() == "STATUS" and i + 1 < len(options_list):
-                nxt = options_list[i + 1]
-                status_items = nxt if isinstance(nxt, list) else None
+    status_items = _return_status(args[2:])
     if patterns == [""]:
         session.untagged(f'{verb} (\\Noselect) "/" ""')
         return "OK Success"
@@ -218,6 +209,20 @@ async def _list(session: ImapSession, cmd: Command, verb: str) -> str:
             if folder is not None:
                 session.untagged(_status_line(session, account, folder, status_items))
     return "OK Success"
+
+
+def _return_status(rest: list[Token]) -> list[Token] | None:
+    """The STATUS items of a LIST-EXTENDED `RETURN (... STATUS (...))` (RFC 5819), or None."""
+    status_items: list[Token] | None = None
+    if rest:
+        options_list = rest[1] if len(rest) == 2 else None
+        if not isinstance(rest[0], str) or rest[0].upper() != "RETURN" or not isinstance(options_list, list):
+            raise ParseError()
+        for i, opt in enumerate(options_list):
+            if isinstance(opt, str) and opt.upper() == "STATUS" and i + 1 < len(options_list):
+                nxt = options_list[i + 1]
+                status_items = nxt if isinstance(nxt, list) else None
+    return status_items
 
 
 async def cmd_list(session: ImapSession, cmd: Command) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -87,34 +87,31 @@ def flags_wire(flags: Iterable[str]) -> bytes:
     return b"(" + " ".join(ordered).encode("utf-8", errors="replace") + b")"
 
 
+# FETCH items whose value depends on the message only (plus the session for label names).
+_ITEM_VALUES: dict[str, Callable[[ImapSession, int, Message], bytes]] = {
+    "UID": lambda _s, uid, _m: b"%d" % uid,
+    "FLAGS": lambda _s, _u, msg: flags_wire(msg.flags),
+    "INTERNALDATE": lambda _s, _u, msg: format_internaldate(msg.internaldate),
+    "RFC822.SIZE": lambda _s, _u, msg: b"%d" % msg.size,
+    "ENVELOPE": lambda _s, _u, msg: msg.parsed.envelope(),
+    "BODYSTRUCTURE": lambda _s, _u, msg: msg.parsed.bodystructure(True),
+    "BODY": lambda _s, _u, msg: msg.parsed.bodystructure(False),
+    "RFC822": lambda _s, _u, msg: literal(msg.raw),
+    "RFC822.HEADER": lambda _s, _u, msg: literal(msg.parsed.section("HEADER") or b""),
+    "RFC822.TEXT": lambda _s, _u, msg: literal(msg.parsed.section("TEXT") or b""),
+    "X-GM-THRID": lambda _s, _u, msg: b"%d" % msg.thrid,
+    "X-GM-MSGID": lambda _s, _u, msg: b"%d" % msg.msgid,
+    "X-GM-LABELS": lambda session, _u, msg: labels_wire(
+        gmail_ops.visible_labels(msg.labels, session.folder), utf8=session.utf8
+    ),
+    "MODSEQ": lambda _s, _u, msg: b"(%d)" % msg.modseq,
+}
+
+
 def _item_value(session: ImapSession, uid: int, msg: Message, item: FetchItem) -> bytes:
-    name = item.name
-    if name == "UID":
-        return b"%d" % uid
-    if name == "FLAGS":
-        return flags_wire(msg.flags)
-    if name == "INTERNALDATE":
-        return format_internaldate(msg.internaldate)
-    if name == "RFC822.SIZE":
-        return b"%d" % msg.size
-    if name == "ENVELOPE":
-        return msg.parsed.envelope()
-    if name == "BODYSTRUCTURE":
-        return msg.parsed.bodystructure(True)
-    if name == "BODY":
-        return msg.parsed.bodystructure(False)
-    if name == "RFC822":
-        return literal(msg.raw)
-    if name in ("RFC822.HEADER", "RFC822.TEXT"):
-        return literal(msg.parsed.section(name[7:]) or b"")
-    if name == "X-GM-THRID":
-        return b"%d" % msg.thrid
-    if name == "X-GM-MSGID":
-        return b"%d" % msg.msgid
-    if name == "X-GM-LABELS":
-        return labels_wire(gmail_ops.visible_labels(msg.labels, session.folder), utf8=session.utf8)
-    if name == "MODSEQ":
-        return b"(%d)" % msg.modseq
+    simple = _ITEM_VALUES.get(item.name)
+    if simple is not None:
+        return simple(session, uid, msg)
     data = msg.parsed.section(item.section or "")
     if data is None:
         return b"NIL"
@@ -205,18 +202,7 @@ async def _store(session: ImapSession, cmd: Command, uid: bool) -> str:
             raise ParseError()
         unchanged_since = _number(modifier[1])
         pos = 2
-    if pos >= len(args) or not isinstance(args[pos], str):
-        raise ParseError()
-    m = _STORE_ITEM.match(str(args[pos]))
-    if m is None:
-        raise ParseError()
-    op_text, what, silent = m.group(1), m.group(2).upper(), bool(m.group(3))
-    op: gmail_ops.Op = "+" if op_text == "+" else "-" if op_text == "-" else ""
-    values = args[pos + 1 :]
-    if len(values) == 1 and isinstance(values[0], list):
-        values = values[0]
-    if any(isinstance(v, list) for v in values):
-        raise ParseError()
+    op, what, silent, values = _store_action(args[pos:])
     if session.readonly:
         return "NO STORE attempt on READ-ONLY folder (Failure)"
 
@@ -237,6 +223,23 @@ async def _store(session: ImapSession, cmd: Command, uid: bool) -> str:
         failed = _uid_set(sorted(u if uid else s for s, u, _ in modified))
         return f"OK [MODIFIED {failed}] Conditional Store Failed (Success)"
     return "OK Success"
+
+
+def _store_action(args: list[Token]) -> tuple[gmail_ops.Op, str, bool, list[Token]]:
+    """`[+-]FLAGS|X-GM-LABELS[.SILENT] value...`: the operation, the item, silence and the values."""
+    if not args or not isinstance(args[0], str):
+        raise ParseError()
+    m = _STORE_ITEM.match(str(args[0]))
+    if m is None:
+        raise ParseError()
+    op_text, what, silent = m.group(1), m.group(2).upper(), bool(m.group(3))
+    op: gmail_ops.Op = "+" if op_text == "+" else "-" if op_text == "-" else ""
+    values = args[1:]
+    if len(values) == 1 and isinstance(values[0], list):
+        values = values[0]
+    if any(isinstance(v, list) for v in values):
+        raise ParseError()
+    return op, what, silent, values
 
 
 def _store_reply(
@@ -310,6 +313,7 @@ async def _search(session: ImapSession, cmd: Command, uid: bool) -> str:
         max_uid=max((u for _, u, _ in live), default=0),
         max_seq=len(session.uids),
         labels_from_index=store.knobs.label_search_lags,
+        raw_finds_trash=store.knobs.raw_search_in_trash,
         date_zone=store.knobs.search_zone(),
     )
     hits: list[int] = []

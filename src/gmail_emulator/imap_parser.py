@@ -64,15 +64,18 @@ async def read_command(
     literal_minus_max: int,
     max_literal: int,
     on_chunk: Callable[[bytes], None] | None = None,
+    max_line: int | None = None,
 ) -> RawCommand | None:
     """Read one command with its literals; None at end of stream.
 
     A synchronising literal `{n}` is acknowledged through `continuation()` (the session writes
     `+ go ahead`); a non-synchronising `{n+}` larger than `literal_minus_max` is read and
-    discarded, and the command comes back with `error` set (LITERAL-, RFC 7888).
+    discarded, and the command comes back with `error` set (LITERAL-, RFC 7888). A line longer
+    than `max_line` bytes (literal data not counted) makes the command come back with BAD.
     """
     parts: list[bytes] = []
     error: str | None = None
+    record = on_chunk or _ignore
     while True:
         try:
             line = await reader.readuntil(b"\n")
@@ -80,28 +83,39 @@ async def read_command(
             return None
         except asyncio.LimitOverrunError:
             return RawCommand(b"".join(parts), "BAD [TOOBIG] Line too long", fatal=True)
-        if on_chunk is not None:
-            on_chunk(line)
+        record(line)
         parts.append(line)
         m = _LITERAL_AT_END.search(line)
+        if max_line is not None and len(line.rstrip(b"\r\n")) > max_line and error is None:
+            error = "BAD Command line too long (Failure)"
+            if m is not None and not m.group(2):
+                return RawCommand(b"".join(parts), error)  # no "+ go ahead" for a refused command
         if m is None:
             return RawCommand(b"".join(parts), error)
         size, non_sync = int(m.group(1)), bool(m.group(2))
         if size > max_literal:
-            if non_sync:
-                return RawCommand(b"".join(parts), "BAD [TOOBIG] Literal too big", fatal=True)
-            return RawCommand(b"".join(parts), "NO [TOOBIG] Message too large. (Failure)")
-        if non_sync and size > literal_minus_max:
-            error = "BAD [TOOBIG] Non-synchronizing literal too big"
+            return _literal_too_big(b"".join(parts), non_sync)
         if not non_sync:
             await continuation()
+        elif size > literal_minus_max:
+            error = "BAD [TOOBIG] Non-synchronizing literal too big"
         try:
             data = await reader.readexactly(size)
         except asyncio.IncompleteReadError:
             return None
-        if on_chunk is not None:
-            on_chunk(data)
+        record(data)
         parts.append(data)
+
+
+def _ignore(_chunk: bytes) -> None:
+    pass
+
+
+def _literal_too_big(data: bytes, non_sync: bool) -> RawCommand:
+    """A literal above the APPEND limit: refused without reading it (the link ends if it is already coming)."""
+    if non_sync:
+        return RawCommand(data, "BAD [TOOBIG] Literal too big", fatal=True)
+    return RawCommand(data, "NO [TOOBIG] Message too large. (Failure)")
 
 
 # --------------------------------------------------------------------------- tokens

@@ -108,6 +108,7 @@ class ImapServer:
         self.port = 0
         self.sessions: set[ImapSession] = set()
         self.logged_in: dict[str, int] = {}  # account address (lower) -> live logged-in sessions
+        self.peak_logged_in: dict[str, int] = {}  # the most at once since the last counter reset
         self._server: asyncio.Server | None = None
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -206,6 +207,7 @@ class ImapSession:
         self.writer = writer
         self.state: State = "nonauth"
         self.account: Account | None = None
+        self._counted_in: dict[str, int] | None = None
         self.folder: Folder | None = None
         self.readonly = False
         self.uids: list[tuple[int, int]] = []  # the client's view: (uid, msgid) by sequence number
@@ -238,6 +240,7 @@ class ImapSession:
                     self._go_ahead,
                     literal_minus_max=self.store.knobs.literal_minus_max,
                     max_literal=APPEND_LIMIT,
+                    max_line=self.store.knobs.max_line_length,
                 )
                 if raw is None:
                     break
@@ -266,7 +269,9 @@ class ImapSession:
     def _logout_cleanup(self) -> None:
         if self.account is not None:
             key = self.account.address.lower()
-            self.server.logged_in[key] = max(self.server.logged_in.get(key, 1) - 1, 0)
+            # The table this session was counted in: after a reset a fresh one counts new sessions.
+            table = self._counted_in if self._counted_in is not None else self.server.logged_in
+            table[key] = max(table.get(key, 1) - 1, 0)
             with contextlib.suppress(ValueError):
                 self.account.listeners.remove(self._on_change)
             self.account = None
@@ -280,7 +285,9 @@ class ImapSession:
         self.account = account
         self.state = "auth"
         key = account.address.lower()
-        self.server.logged_in[key] = self.server.logged_in.get(key, 0) + 1
+        self._counted_in = self.server.logged_in
+        now = self.server.logged_in[key] = self.server.logged_in.get(key, 0) + 1
+        self.server.peak_logged_in[key] = max(self.server.peak_logged_in.get(key, 0), now)
         account.listeners.append(self._on_change)
         self.observer.record_login(self.id, account.address)
 
@@ -409,7 +416,10 @@ class ImapSession:
             self._tagged(cmd.tag, _REFUSALS.get(arg, _REFUSALS["invalid"]))
             await self.flush()
             return True
-        return False  # delay / drop_mid_reply: the command runs
+        if kind == "hook" and fault.hook is not None:
+            # A worker thread, so the hook may use the control methods (they run on this loop).
+            await asyncio.to_thread(fault.hook)
+        return False  # delay / drop_mid_reply / hook: the command runs
 
     async def _dispatch(self, cmd: Command) -> None:
         from .imap_commands import COMMANDS  # imported late: the handler modules import this one

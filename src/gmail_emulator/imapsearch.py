@@ -79,6 +79,8 @@ class SearchContext:
     max_seq: int
     # Whether X-GM-LABELS is answered from the lagging search index, like X-GM-RAW (unverified).
     labels_from_index: bool = True
+    # Whether X-GM-RAW inside the Trash folder finds its messages without naming in:trash (unverified).
+    raw_finds_trash: bool = True
     # The zone whose calendar days SINCE/BEFORE/ON mean (knob `date_search_timezone`).
     date_zone: tzinfo = UTC
 
@@ -351,6 +353,8 @@ class RawKey(SearchNode):
             and not mentions_trash_or_spam(self.node)
         ):
             return False
+        if item.location == "trash" and not ctx.raw_finds_trash and not mentions_trash_or_spam(self.node):
+            return False  # the web search's rule, "Trash only when asked for", applied inside Trash too
         return self.node.matches(view, RawContext(account_address=ctx.account_address, now=ctx.now))
 
 

@@ -34,12 +34,23 @@ GERMAN_FOLDERS: dict[str, str] = {
 class Knobs:
     # STORE +X-GM-LABELS of a label that does not exist: create it, silently ignore it, or answer NO.
     unknown_label_policy: Literal["create", "ignore", "no"] = "create"
-    # X-GM-RAW sees labels, flags and existence only this many seconds after a change.
-    raw_search_lag_s: float = 0.0
+    # X-GM-RAW sees labels, flags and existence only this many seconds after a change. Gmail's web and
+    # API search are reported to lag behind new mail; a few seconds is the emulator's realistic default.
+    raw_search_lag_s: float = 3.0
     # Whether SEARCH X-GM-LABELS lags like X-GM-RAW (unverified; on, so a pass can meet a stale index).
     label_search_lags: bool = True
-    # Time from SMTP 250 until the copy appears in Sent Mail; None = never filed.
-    sent_filing_delay_s: float | None = 0.0
+    # Time from SMTP 250 until the copy appears in Sent Mail; None = never filed. Undocumented; reports
+    # range from "seconds" to about ten, so the default sits in between.
+    sent_filing_delay_s: float | None = 3.0
+    # Gmail's "similar message" rule (same Message-ID and Date): filing skipped when a similar copy is in
+    # Sent, and an APPEND replaces a similar copy. Reported once (WildDuck's notes), contradicted since.
+    merge_similar_sent: bool = False
+    # Threading on arrival needs a matching subject (Re:/Fwd: prefixes aside) as well as references.
+    thread_by_subject: bool = True
+    # Whether X-GM-RAW run inside the Trash folder finds the messages there without `in:trash`.
+    raw_search_in_trash: bool = True
+    # Longest command line accepted (bytes, literals not counted); longer ones get BAD. None = no limit.
+    max_line_length: int | None = None
     # The timezone whose calendar days SEARCH SINCE/BEFORE/ON compare INTERNALDATE against (an IANA name).
     # Google documents date-only search values as midnight Pacific; it may be the account's own zone.
     date_search_timezone: str = "America/Los_Angeles"

@@ -70,7 +70,7 @@ def _decode_charset(data: bytes, charset: str | None) -> str:
         name = "utf-8"
     try:
         return data.decode(name, errors="replace")
-    except Exception:  # some codecs raise odd errors on garbage
+    except (LookupError, ValueError, TypeError):  # a non-text codec, or one that chokes on garbage
         return data.decode("utf-8", errors="replace")
 
 
@@ -136,7 +136,7 @@ def _parse_params(value: bytes) -> list[tuple[str, bytes]]:
         msg = Message(policy=compat32)
         msg["X-P"] = value.decode("latin-1")
         raw_params = msg.get_params(header="x-p", unquote=True) or []
-    except Exception:
+    except Exception:  # noqa: BLE001 - a stranger's header fed to the stdlib parser: garbage means no parameters
         return []
     out: list[tuple[str, bytes]] = []
     for name, val in raw_params[1:]:
@@ -148,7 +148,7 @@ def _parse_params(value: bytes) -> list[tuple[str, bytes]]:
                 out.append((key, collapse_rfc2231_value(val).encode("utf-8", errors="replace")))
             else:
                 out.append((key, val.encode("latin-1", errors="replace")))
-        except Exception:
+        except (LookupError, ValueError, TypeError):  # an RFC 2231 value in an unknown or broken charset
             continue
     return out
 
@@ -233,6 +233,37 @@ class _Tok:
         self.end = end
 
 
+def _comment_end(s: str, i: int) -> int:
+    """The index after the (possibly nested) comment starting at `s[i]` == "("."""
+    depth, n = 0, len(s)
+    while i < n:
+        ch = s[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        i += 1
+        if depth == 0:
+            break
+    return i
+
+
+def _quoted(s: str, start: int) -> _Tok:
+    """The quoted string starting at `s[start]` == '"', unquoted (an unclosed one runs to the end)."""
+    i, n = start + 1, len(s)
+    buf: list[str] = []
+    while i < n and s[i] != '"':
+        if s[i] == "\\" and i + 1 < n:
+            i += 1
+        buf.append(s[i])
+        i += 1
+    i = min(i + 1, n)
+    return _Tok("qs", "".join(buf), s[start:i], start, i)
+
+
 def _addr_tokens(s: str) -> list[_Tok]:
     toks: list[_Tok] = []
     i, n = 0, len(s)
@@ -241,30 +272,10 @@ def _addr_tokens(s: str) -> list[_Tok]:
         if c in " \t\r\n":
             i += 1
         elif c == "(":
-            depth = 0
-            while i < n:
-                ch = s[i]
-                if ch == "\\":
-                    i += 2
-                    continue
-                if ch == "(":
-                    depth += 1
-                elif ch == ")":
-                    depth -= 1
-                i += 1
-                if depth == 0:
-                    break
+            i = _comment_end(s, i)
         elif c == '"':
-            start = i
-            i += 1
-            buf: list[str] = []
-            while i < n and s[i] != '"':
-                if s[i] == "\\" and i + 1 < n:
-                    i += 1
-                buf.append(s[i])
-                i += 1
-            i = min(i + 1, n)
-            toks.append(_Tok("qs", "".join(buf), s[start:i], start, i))
+            toks.append(_quoted(s, i))
+            i = toks[-1].end
         elif c == "[":
             start = i
             j = s.find("]", i)
@@ -616,6 +627,32 @@ _SECTION_TEXTS = {"", "HEADER", "HEADER.FIELDS", "HEADER.FIELDS.NOT", "TEXT", "M
 _FIELD_NAME = re.compile(r'"((?:[^"\\]|\\.)*)"|([^\s()"]+)')
 
 
+def _parse_section(spec: str) -> tuple[list[int], str, list[str] | None] | None:
+    """``1.2.HEADER.FIELDS (A B)`` -> part numbers, section text and field names; None when malformed."""
+    spec = spec.strip()
+    fields: list[str] | None = None
+    if "(" in spec:
+        idx = spec.index("(")
+        rest = spec[idx + 1 :].rstrip()
+        if not rest.endswith(")"):
+            return None
+        fields = [
+            (m.group(1) if m.group(1) is not None else m.group(2)).lower() for m in _FIELD_NAME.finditer(rest[:-1])
+        ]
+        spec = spec[:idx].strip()
+    tokens = spec.split(".") if spec else []
+    nums: list[int] = []
+    while tokens and tokens[0].isascii() and tokens[0].isdigit():
+        n = int(tokens.pop(0))
+        if n < 1:
+            return None
+        nums.append(n)
+    text = ".".join(tokens).upper()
+    if text not in _SECTION_TEXTS or (fields is not None) != text.startswith("HEADER.FIELDS"):
+        return None
+    return nums, text, fields
+
+
 class ParsedMessage:
     """A message parsed once from raw RFC 5322 bytes.  Never raises on malformed input."""
 
@@ -643,27 +680,10 @@ class ParsedMessage:
 
     def section(self, spec: str) -> bytes | None:
         """Bytes of ``BODY[<spec>]`` (no partial range).  None for a nonexistent part or bad spec."""
-        spec = spec.strip()
-        fields: list[str] | None = None
-        if "(" in spec:
-            idx = spec.index("(")
-            rest = spec[idx + 1 :].rstrip()
-            if not rest.endswith(")"):
-                return None
-            fields = [
-                (m.group(1) if m.group(1) is not None else m.group(2)).lower() for m in _FIELD_NAME.finditer(rest[:-1])
-            ]
-            spec = spec[:idx].strip()
-        tokens = spec.split(".") if spec else []
-        nums: list[int] = []
-        while tokens and tokens[0].isascii() and tokens[0].isdigit():
-            n = int(tokens.pop(0))
-            if n < 1:
-                return None
-            nums.append(n)
-        text = ".".join(tokens).upper()
-        if text not in _SECTION_TEXTS or (fields is not None) != text.startswith("HEADER.FIELDS"):
+        parsed = _parse_section(spec)
+        if parsed is None:
             return None
+        nums, text, fields = parsed
         if not nums:
             if text == "MIME":
                 return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -58,7 +59,9 @@ class FaultRule:
 
     `action`: drop_before_reply | drop_mid_reply | bye | no:<text> | bad:<text> | stall | delay:<s> |
     refuse_login:<invalid|app_password|too_many|webalert|unavailable|throttled> | greeting_bye |
-    tls_fail (the last two fire at connect time).
+    tls_fail (the last two fire at connect time) | hook (calls `hook` in a worker thread, then the
+    command runs as usual: a test acts at the exact moment a command arrives instead of racing it
+    with a timer).
     `match`: a command name ("UID FETCH", "LOGIN", ...) or "*"/None for any; a plain name also
     matches its UID form ("FETCH" matches "UID FETCH").
     `nth`: fire from the nth matching command on (1-based, counted since the rule was added).
@@ -71,6 +74,7 @@ class FaultRule:
     nth: int | None = None
     times: int = 1
     account: str | None = None
+    hook: Callable[[], None] | None = field(default=None, compare=False, repr=False)
     seen: int = field(default=0, compare=False)  # matching commands counted so far
 
     @property

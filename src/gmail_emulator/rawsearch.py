@@ -519,25 +519,31 @@ def _lex(q: str) -> list[_Tok]:
             adjacent = True
             continue
         else:
-            start = i
-            while i < n and q[i] not in _STOP:
-                i += 1
-            word = q[start:i]
-            if word.lower().startswith("rfc822msgid:") and len(word) > len("rfc822msgid:"):
-                # message ids may contain (){}: take everything up to whitespace, then give back
-                # trailing brackets that close an enclosing group
-                while i < n and not q[i].isspace():
-                    i += 1
-                word = q[start:i]
-                for close, opener in ((")", "("), ("}", "{")):
-                    budget = open_groups[opener]
-                    while budget and word.endswith(close) and word.count(close) > word.count(opener):
-                        word = word[:-1]
-                        i -= 1
-                        budget -= 1
+            word, i = _read_word(q, i, open_groups)
             toks.append(_Tok("word", word, adjacent))
         adjacent = True
     return toks
+
+
+def _read_word(q: str, start: int, open_groups: dict[str, int]) -> tuple[str, int]:
+    """The word starting at `start` and the index after it (`open_groups`: brackets still open)."""
+    i, n = start, len(q)
+    while i < n and q[i] not in _STOP:
+        i += 1
+    word = q[start:i]
+    if word.lower().startswith("rfc822msgid:") and len(word) > len("rfc822msgid:"):
+        # message ids may contain (){}: take everything up to whitespace, then give back
+        # trailing brackets that close an enclosing group
+        while i < n and not q[i].isspace():
+            i += 1
+        word = q[start:i]
+        for close, opener in ((")", "("), ("}", "{")):
+            budget = open_groups[opener]
+            while budget and word.endswith(close) and word.count(close) > word.count(opener):
+                word = word[:-1]
+                i -= 1
+                budget -= 1
+    return word, i
 
 
 # --------------------------------------------------------------------------- parser

@@ -310,73 +310,15 @@ def _load_message(
         return None
     _check_keys(msg, {"eml", "raw", "labels", "flags", "internaldate", "location", "delivered"}, where, problems)
     before = len(problems)
-    raw: bytes | None = None
-    if ("eml" in msg) == ("raw" in msg):
-        problems.append(f"{where}: needs exactly one of 'eml' (a file path) or 'raw' (message text)")
-    elif "eml" in msg:
-        eml = msg["eml"]
-        if not isinstance(eml, str) or not eml:
-            problems.append(f"{where}.eml: must be a path string")
-        else:
-            path = (base / eml) if not Path(eml).is_absolute() else Path(eml)
-            try:
-                raw = path.read_bytes()
-            except OSError as exc:
-                problems.append(f"{where}.eml: cannot read {str(path)!r}: {exc.strerror or exc}")
-    else:
-        text = msg["raw"]
-        if not isinstance(text, str) or not text.strip():
-            problems.append(f"{where}.raw: must be a non-empty string (RFC 5322 text)")
-        else:
-            raw = text.encode("utf-8")
+    raw = _message_bytes(msg, where, base, problems)
     if raw is not None:
         raw = _fill_placeholders(raw, now, where, problems)
-
-    labels = _str_list(msg.get("labels"), f"{where}.labels", problems)
-    system_by_lower = {s.lower(): s for s in SYSTEM_LABELS}
-    canonical: list[str] = []
-    for name in labels:
-        if name.startswith("\\"):
-            sysname = system_by_lower.get(name.lower())
-            if sysname is None:
-                problems.append(f"{where}.labels: unknown system label {name!r} (known: {', '.join(SYSTEM_LABELS)})")
-            else:
-                canonical.append(sysname)
-        elif name.casefold() not in declared:
-            problems.append(f"{where}.labels: {name!r} is not one of the account's labels")
-        else:
-            canonical.append(declared[name.casefold()])
-
-    flags = _str_list(msg.get("flags"), f"{where}.flags", problems)
-    flag_by_lower = {f.lower(): f for f in _SYSTEM_FLAGS}
-    clean_flags: list[str] = []
-    for flag in flags:
-        if flag.startswith("\\"):
-            known = flag_by_lower.get(flag.lower())
-            if known is None:
-                problems.append(f"{where}.flags: unknown system flag {flag!r} (known: {', '.join(_SYSTEM_FLAGS)})")
-            else:
-                clean_flags.append(known)
-        elif not _KEYWORD.match(flag):
-            problems.append(f"{where}.flags: {flag!r} is not a valid keyword")
-        else:
-            clean_flags.append(flag)
-
+    canonical = _message_labels(msg, where, declared, problems)
+    clean_flags = _message_flags(msg, where, problems)
     location = msg.get("location", "normal")
     if location not in _LOCATIONS:
         problems.append(f"{where}.location: must be one of {', '.join(_LOCATIONS)}, not {location!r}")
-
-    internaldate: datetime | None = None
-    value = msg.get("internaldate")
-    if value is not None:
-        if not isinstance(value, str):
-            problems.append(f"{where}.internaldate: must be a string (ISO-8601 or relative like -3d)")
-        else:
-            try:
-                internaldate = _parse_internaldate(value, now)
-            except ValueError:
-                problems.append(f"{where}.internaldate: {value!r} is neither ISO-8601 nor relative (-3d, -2h, +1d)")
-
+    internaldate = _message_internaldate(msg, where, now, problems)
     delivered = msg.get("delivered", False)
     if not isinstance(delivered, bool):
         problems.append(f"{where}.delivered: must be true or false")
@@ -396,6 +338,84 @@ def _load_message(
     )
 
 
+def _message_bytes(msg: Mapping[str, object], where: str, base: Path, problems: list[str]) -> bytes | None:
+    """The message from its `eml` file or its `raw` text."""
+    if ("eml" in msg) == ("raw" in msg):
+        problems.append(f"{where}: needs exactly one of 'eml' (a file path) or 'raw' (message text)")
+        return None
+    if "eml" in msg:
+        eml = msg["eml"]
+        if not isinstance(eml, str) or not eml:
+            problems.append(f"{where}.eml: must be a path string")
+            return None
+        path = (base / eml) if not Path(eml).is_absolute() else Path(eml)
+        try:
+            return path.read_bytes()
+        except OSError as exc:
+            problems.append(f"{where}.eml: cannot read {str(path)!r}: {exc.strerror or exc}")
+            return None
+    text = msg["raw"]
+    if not isinstance(text, str) or not text.strip():
+        problems.append(f"{where}.raw: must be a non-empty string (RFC 5322 text)")
+        return None
+    return text.encode("utf-8")
+
+
+def _message_labels(
+    msg: Mapping[str, object], where: str, declared: Mapping[str, str], problems: list[str]
+) -> list[str]:
+    """The message's labels as the account spells them (system labels in Gmail's spelling)."""
+    labels = _str_list(msg.get("labels"), f"{where}.labels", problems)
+    system_by_lower = {s.lower(): s for s in SYSTEM_LABELS}
+    canonical: list[str] = []
+    for name in labels:
+        if name.startswith("\\"):
+            sysname = system_by_lower.get(name.lower())
+            if sysname is None:
+                problems.append(f"{where}.labels: unknown system label {name!r} (known: {', '.join(SYSTEM_LABELS)})")
+            else:
+                canonical.append(sysname)
+        elif name.casefold() not in declared:
+            problems.append(f"{where}.labels: {name!r} is not one of the account's labels")
+        else:
+            canonical.append(declared[name.casefold()])
+    return canonical
+
+
+def _message_flags(msg: Mapping[str, object], where: str, problems: list[str]) -> list[str]:
+    flags = _str_list(msg.get("flags"), f"{where}.flags", problems)
+    flag_by_lower = {f.lower(): f for f in _SYSTEM_FLAGS}
+    clean_flags: list[str] = []
+    for flag in flags:
+        if flag.startswith("\\"):
+            known = flag_by_lower.get(flag.lower())
+            if known is None:
+                problems.append(f"{where}.flags: unknown system flag {flag!r} (known: {', '.join(_SYSTEM_FLAGS)})")
+            else:
+                clean_flags.append(known)
+        elif not _KEYWORD.match(flag):
+            problems.append(f"{where}.flags: {flag!r} is not a valid keyword")
+        else:
+            clean_flags.append(flag)
+    return clean_flags
+
+
+def _message_internaldate(
+    msg: Mapping[str, object], where: str, now: datetime, problems: list[str]
+) -> datetime | None:
+    value = msg.get("internaldate")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        problems.append(f"{where}.internaldate: must be a string (ISO-8601 or relative like -3d)")
+        return None
+    try:
+        return _parse_internaldate(value, now)
+    except ValueError:
+        problems.append(f"{where}.internaldate: {value!r} is neither ISO-8601 nor relative (-3d, -2h, +1d)")
+        return None
+
+
 # --------------------------------------------------------------------------- applying
 
 
@@ -412,4 +432,4 @@ def apply_seed(store: Store, seed: Seed) -> None:
                 flags=msg.flags,
                 internaldate=msg.internaldate,
                 location=msg.location,
-            )
+            ).settle()  # old mail: the search index knows it already, whatever the lag

@@ -42,9 +42,9 @@ log = logging.getLogger("gmail_emulator.smtp")
 
 PortKind = Literal["ssl", "starttls"]
 Stage = Literal["connect", "ehlo", "auth", "mail", "rcpt", "data", "after_data"]
-Action = Literal["421", "450", "454", "550", "535", "534", "quota", "web_login", "drop"]
+Action = Literal["421", "450", "454", "550", "535", "534", "quota", "web_login", "drop", "hold"]
 _STAGES: frozenset[str] = frozenset({"connect", "ehlo", "auth", "mail", "rcpt", "data", "after_data"})
-_ACTIONS: frozenset[str] = frozenset({"421", "450", "454", "550", "535", "534", "quota", "web_login", "drop"})
+_ACTIONS: frozenset[str] = frozenset({"421", "450", "454", "550", "535", "534", "quota", "web_login", "drop", "hold"})
 
 GMAIL_HOSTNAME = "smtp.gmail.com"
 SIZE_LIMIT = 35882577  # what Gmail advertises in EHLO
@@ -88,7 +88,8 @@ class SmtpFault:
     (application-specific password required), "454" (``454 4.7.0 Too many login attempts``), "450"
     (``450 4.2.1`` a recipient receiving mail too fast, temporary), "quota" (``550 5.4.5 Daily user
     sending limit exceeded``), "web_login" (``534 5.7.14`` sign in through a web browser first) or
-    "drop" (the connection is closed without a reply).
+    "drop" (the connection is closed without a reply) or "hold" (no reply until the client goes
+    away: a test can kill the client at exactly this point; `held()` counts the holds reached).
     `times`: how often the rule fires; -1 = always.
     `port_kind`: only on that port ("ssl" = 465-style, "starttls" = 587-style); None = both.
     `match`: a glob (case-insensitive) on the stage's address: the MAIL FROM address at "mail", the
@@ -111,6 +112,8 @@ class SmtpFault:
             raise ValueError(f"unknown port kind {self.port_kind!r}")
         if self.times == 0 or self.times < -1:
             raise ValueError("times must be positive or -1 (always)")
+        if self.action == "hold" and self.stage not in ("mail", "rcpt", "data", "after_data"):
+            raise ValueError("hold works at mail, rcpt, data and after_data")
 
     def applies(self, stage: str, port_kind: str, address: str | None) -> bool:
         if self.stage != stage or (self.port_kind is not None and self.port_kind != port_kind):
@@ -234,6 +237,7 @@ class SmtpFront:
         self._faults: list[_Armed] = []
         self._logins: list[tuple[int, str]] = []
         self._sessions = 0
+        self._held = 0
         self._session_ids = itertools.count(1)
         self._servers: list[asyncio.Server] = []
         self._live: weakref.WeakSet[GmailSMTP] = weakref.WeakSet()
@@ -297,6 +301,7 @@ class SmtpFront:
             self._faults.clear()
             self._logins.clear()
             self._sessions = 0
+            self._held = 0
 
     # ----------------------------------------------------------------- faults
 
@@ -336,6 +341,18 @@ class SmtpFront:
         with self._lock:
             return self._sessions
 
+    def open_sessions(self) -> int:
+        return len(self._live)
+
+    def note_held(self) -> None:
+        with self._lock:
+            self._held += 1
+
+    def held(self) -> int:
+        """How many "hold" faults a session has reached (and is held at, until its client goes)."""
+        with self._lock:
+            return self._held
+
     def reset_counters(self) -> None:
         with self._lock:
             self._logins.clear()
@@ -344,6 +361,10 @@ class SmtpFront:
     def outbox(self) -> list[OutboxEntry]:
         with self._lock:
             return list(self._outbox)
+
+    def pending(self) -> int:
+        """Sent filings and local deliveries scheduled but not yet done (call on the loop)."""
+        return len(self._timers)
 
     # ----------------------------------------------------------------- auth
 
@@ -446,7 +467,7 @@ class SmtpFront:
             if FLAG_SEEN not in own.flags:
                 account.set_flags(own, own.flags | {FLAG_SEEN})
             return
-        for msg in account.messages.values():
+        for msg in account.messages.values() if self.store.knobs.merge_similar_sent else ():
             if SENT not in msg.labels or msg.header_id != job.header_id:
                 continue
             dates = msg.parsed.raw_header("date")
@@ -493,7 +514,7 @@ class _Hooks:
         del session
         fault = server.front.take_fault("mail", server.port_kind, address)
         if fault is not None:
-            return server.fault(fault, "mail")
+            return await server.act(fault, "mail")
         envelope.mail_from = address
         envelope.mail_options.extend(options)
         return f"250 2.1.0 OK {server.front.transaction_id()} - gsmtp"
@@ -504,7 +525,7 @@ class _Hooks:
         del session
         fault = server.front.take_fault("rcpt", server.port_kind, address)
         if fault is not None:
-            return server.fault(fault, "rcpt")
+            return await server.act(fault, "rcpt")
         envelope.rcpt_tos.append(address)
         envelope.rcpt_options.extend(options)
         return f"250 2.1.5 OK {server.front.transaction_id()} - gsmtp"
@@ -514,7 +535,7 @@ class _Hooks:
         front = server.front
         fault = front.take_fault("data", server.port_kind)
         if fault is not None:
-            return server.fault(fault, "data")
+            return await server.act(fault, "data")
         data = envelope.original_content or b""
         front.accept(
             server.account or "",
@@ -525,7 +546,7 @@ class _Hooks:
         )
         fault = front.take_fault("after_data", server.port_kind)
         if fault is not None:
-            return server.fault(fault, "after_data")
+            return await server.act(fault, "after_data")
         return f"250 2.0.0 OK  {int(front.store.clock())} {front.transaction_id()} - gsmtp"
 
     async def handle_QUIT(self, server: GmailSMTP, session: Session, envelope: Envelope) -> str:
@@ -566,6 +587,7 @@ class GmailSMTP(SMTP):
         self._auth_fault: SmtpFault | None = None
         self._in_data = False
         self._pending = b""
+        self._gone = asyncio.Event()
         tls = front.ssl_context if port_kind == "starttls" else None
         super().__init__(
             _HOOKS,
@@ -620,6 +642,15 @@ class GmailSMTP(SMTP):
         self.account = address
         self.front.note_login(self.session_id, address)
         return AuthResult(success=True, message="235 2.7.0 Accepted", auth_data=auth_data)
+
+    async def act(self, fault: SmtpFault, stage: str) -> str:
+        """Like `fault`, and a "hold" waits here, without a reply, until the client has gone."""
+        if fault.action != "hold":
+            return self.fault(fault, stage)
+        log.info("SMTP hold at %s (session %d)", stage, self.session_id)
+        self.front.note_held()
+        await self._gone.wait()
+        return ""
 
     def fault(self, fault: SmtpFault, stage: str) -> str:
         """Act on a fired fault; returns the reply to send ("" when the connection is gone)."""
@@ -713,6 +744,7 @@ class GmailSMTP(SMTP):
             self.front.observer.record_wire(self.session_id, "smtp", "c", b"".join(out))
 
     def connection_lost(self, error: Exception | None) -> None:
+        self._gone.set()
         try:
             super().connection_lost(error)
         finally:

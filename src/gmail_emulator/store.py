@@ -7,6 +7,7 @@ other threads onto it, so nothing in this module takes a lock.
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -34,6 +35,16 @@ FLAG_DELETED = "\\Deleted"
 FLAG_DRAFT = "\\Draft"
 FLAG_ANSWERED = "\\Answered"
 
+
+
+# Reply and forward prefixes as mail clients write them in several languages ("Re:", "Fwd:", "AW:"…),
+# possibly repeated or numbered ("Re[2]:"); the subject that threads is what is left after them.
+_SUBJECT_PREFIX = re.compile(r"^\s*(?:(?:re|fw|fwd|aw|wg|sv|vs|odp|tr|rv|antw|atb)(?:\[\d+\])?\s*:\s*)+", re.I)
+
+
+def thread_subject(subject: str) -> str:
+    """The subject as threading compares it: without reply/forward prefixes, spaces collapsed, case-folded."""
+    return " ".join(_SUBJECT_PREFIX.sub("", subject or "").split()).casefold()
 
 class StoreError(Exception):
     """A refusal the IMAP layer turns into a tagged NO with Gmail's response code."""
@@ -105,6 +116,10 @@ class Message:
             else:
                 break
         return seen
+
+    def settle(self) -> None:
+        """Index the current state at once: a seeded message stands for mail that has been there a while."""
+        self.history = [(float("-inf"), self.state())]
 
     def record(self, now: float, lag: float) -> None:
         # Without lag a state is indexed at once; stamping it "always" means a lag switched on
@@ -360,11 +375,17 @@ class Account:
         if parsed.in_reply_to:
             wanted.append(parsed.in_reply_to)
         wanted.extend(reversed(parsed.references))
+        by_subject = self.store.knobs.thread_by_subject
+        topic = thread_subject(parsed.subject) if by_subject else ""
         for ref in wanted:
             key = ref.strip().strip("<>").strip()
             for other in self.messages.values():
-                if other.header_id == key and other.msgid != msg.msgid:
-                    return other.thrid
+                if other.header_id != key or other.msgid == msg.msgid:
+                    continue
+                # Gmail also wants the subject to match, reply and forward prefixes aside.
+                if by_subject and thread_subject(other.parsed.subject) != topic:
+                    continue
+                return other.thrid
         return None
 
     def remove_message(self, msg: Message) -> None:

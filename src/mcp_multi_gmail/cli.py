@@ -11,6 +11,7 @@ import argparse
 import logging
 import os
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -202,6 +203,9 @@ def check_config(path: Path) -> int:
 
 
 def serve(config_arg: str | None) -> int:
+    # IMAP worker threads parse replies in Python; with the default 5 ms switch interval a few of them
+    # keep the event loop, which reads requests and writes answers, waiting for the interpreter.
+    sys.setswitchinterval(0.001)
     # Logging goes to stderr before MCPServer configures anything: stdout is the protocol.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     from .startup import running_line, startup_report
@@ -221,6 +225,9 @@ def serve(config_arg: str | None) -> int:
 
     runtime = Runtime(config=report.config, endpoint=report.endpoint, layout=layout, environ=dict(os.environ))
     server = build_server(runtime)
+    # The TLS trust store takes ~0.05 s of CPU to load; load it now, beside the handshake, rather
+    # than in the middle of the first burst of tool calls, where it would delay every answer.
+    threading.Thread(target=report.endpoint.tls_context, name="mg-tls-warmup", daemon=True).start()
     _stderr(running_line(report.config))
     import anyio
 

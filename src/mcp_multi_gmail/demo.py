@@ -243,7 +243,10 @@ def serve_demo() -> int:
             except (ConfigError, EndpointError) as error:  # pragma: no cover - the demo config is fixed
                 _stderr(str(error))
                 return 1
-            runtime = Runtime(config=config, endpoint=endpoint, layout=None, environ=dict(environ))
+            # The demo's send journal lives and dies with its temporary folder.
+            runtime = Runtime(
+                config=config, endpoint=endpoint, layout=None, environ=dict(environ), state_dir=setup.folder
+            )
             server = build_server(runtime)
             _stderr(SERVE_NOTICE)
             server.run()

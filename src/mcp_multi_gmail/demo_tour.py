@@ -501,7 +501,7 @@ def _attempt(setup: DemoSetup, tour: Tour, errlog: TextIO) -> str | None:
         if inner is not None:
             return tour.t("failed", step=tour.step, reason=_exception_text(inner))
         return _failed(tour, group)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - whatever breaks a step, the tour reports it and stops
         return _failed(tour, error)
     return None
 
@@ -540,7 +540,7 @@ def run_tour(emulator_cls: type[GmailEmulator], lang: Lang, out: IO[str] | None 
     except KeyboardInterrupt:
         sys.stderr.write(tour.t("interrupted") + "\n")
         return 130
-    except Exception as error:  # the emulator itself did not start
+    except Exception as error:  # noqa: BLE001 - the emulator itself did not start, for whatever reason
         _report(tour, tour.t("failed_start", reason=_exception_text(error)), [])
         return 1
     tour.finish(time.monotonic() - started)

@@ -127,14 +127,7 @@ class _Converter(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = {name.lower(): value for name, value in attrs}
-        if tag in _CLOSES_P and self.stack and self.stack[-1].tag == "p":
-            self._pop_to(len(self.stack) - 1)
-        if tag == "li" and (at := self._find("li", frozenset({"ul", "ol"}))) is not None:
-            self._pop_to(at)
-        if tag in _CELLS and (at := self._find(tag, frozenset({"tr", "table"}))) is not None:
-            self._pop_to(at)
-        if tag == "tr" and (at := self._find("tr", frozenset({"table"}))) is not None:
-            self._pop_to(at)
+        self._close_implied(tag)
         hidden = _hides(values)
         quiet = self.skip_quotes and _is_quote(tag, values)
         if tag in _VOID:
@@ -159,6 +152,17 @@ class _Converter(HTMLParser):
         if tag == "pre":
             self.pre += 1
         self.stack.append(element)
+
+    def _close_implied(self, tag: str) -> None:
+        """Close what HTML closes without an end tag when `tag` starts (a p, an li, a cell, a row)."""
+        if tag in _CLOSES_P and self.stack and self.stack[-1].tag == "p":
+            self._pop_to(len(self.stack) - 1)
+        if tag == "li" and (at := self._find("li", frozenset({"ul", "ol"}))) is not None:
+            self._pop_to(at)
+        if tag in _CELLS and (at := self._find(tag, frozenset({"tr", "table"}))) is not None:
+            self._pop_to(at)
+        if tag == "tr" and (at := self._find("tr", frozenset({"table"}))) is not None:
+            self._pop_to(at)
 
     def handle_endtag(self, tag: str) -> None:
         at = self._find(tag)

@@ -8,8 +8,12 @@ from pathlib import Path
 
 from .config import Account, Config
 from .errors import MailError
+from .gmail.connections import Connections
 from .gmail.endpoint import Endpoint
-from .layout import AddonLayout
+from .layout import AddonLayout, project_dir
+
+# Where the watcher keeps its files; the send journal lives beside them.
+STATE_DIR_ENV = "MG_WATCH_DIR"
 
 
 @dataclass
@@ -23,6 +27,21 @@ class Runtime:
     # (account name, Message-ID) of every send whose bytes were handed to Gmail in this process: a
     # repeat is refused even when Gmail never filed the message in Sent (or the copy failed).
     handed_over: set[tuple[str, str]] = field(default_factory=set)
+    # The server's state folder (watcher files, send journal); None = MG_WATCH_DIR, else the project folder.
+    state_dir: Path | None = None
+    # Per-mailbox connection caps and the worker threads IMAP sessions run on.
+    connections: Connections = field(default_factory=Connections)
+
+    def state_folder(self) -> Path:
+        if self.state_dir is not None:
+            return self.state_dir
+        override = self.environ.get(STATE_DIR_ENV, "").strip()
+        return Path(override) if override else project_dir()
+
+    def worker_threads(self) -> Connections:
+        """The worker threads, sized from the caps of the mailboxes configured now."""
+        self.connections.size_for([a.max_connections for a in self.config.accounts])
+        return self.connections
 
     @property
     def config_path(self) -> Path:

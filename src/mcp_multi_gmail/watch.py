@@ -125,7 +125,7 @@ class Watcher:
         self.checks = 0  # calls of `check`, for the log and for tests
         self._auth_failures = dict.fromkeys(self.watched, 0)
 
-    def run(self) -> Outcome:
+    def run(self) -> Outcome:  # noqa: C901 - the loop keeps every exit (its exit codes) side by side
         started = self.clock()
         token = new_token(os.getpid(), int(time.time() * 1000))
         try:
@@ -197,7 +197,7 @@ class Watcher:
                 if problem is not None:
                     problems.append(problem)
                 continue  # the known set of a failing mailbox stays as it was
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - the watcher's loop is a boundary
                 # A surprise must not end the watcher either: the next round tries again.
                 self.log(f"schránka {name}: nečekaná chyba {type(error).__name__}: {one_line(str(error))}")
                 continue
@@ -220,7 +220,7 @@ class Watcher:
         def work() -> None:
             try:
                 result.keys = self.check(name, since)
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - handed to the waiting thread, which reports it
                 result.error = error
             finally:
                 done.set()

@@ -69,7 +69,7 @@ class Idler:
                     return
                 self.stop.wait(_BACKOFF_S[min(drops, len(_BACKOFF_S)) - 1])
                 continue
-            except Exception as error:  # a surprise: polling still works, so fall back to it
+            except Exception as error:  # noqa: BLE001 - a surprise: polling still works, so fall back to it
                 self._give_up(f"nečekaná chyba {type(error).__name__}")
                 return
             self.active = False

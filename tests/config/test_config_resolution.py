@@ -333,3 +333,32 @@ def test_canary_password_never_leaks(tmp_path: Path) -> None:
     shown = "\n".join([*config.warnings, repr(config), str(config), *(str(a) for a in config.accounts)])
     for secret in (CANARY, SPACED, OTHER_CANARY, "Tajne"):
         assert secret not in shown
+
+
+# --- connection cap and call deadline ----------------------------------------------------------
+
+
+def test_connection_cap_and_deadline_defaults_and_values(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path / "config.json", {"accounts": [account()]}), environ={})
+    assert config.accounts[0].max_connections == 4 and config.call_timeout_s == 60
+    chosen = {"accounts": [account(max_connections=1), account("doma", max_connections=10)], "call_timeout_s": 600}
+    config = load_config(write(tmp_path / "config.json", chosen), environ={})
+    assert [a.max_connections for a in config.accounts] == [1, 10] and config.call_timeout_s == 600
+
+
+def test_connection_cap_and_deadline_out_of_range_are_reported_together(tmp_path: Path) -> None:
+    data = {
+        "accounts": [account(max_connections=0), account("doma", max_connections=11)],
+        "call_timeout_s": 9,
+    }
+    lines = problem_lines(refusal(write(tmp_path / "config.json", data)))
+    assert len(lines) == 3
+    assert any('"call_timeout_s" je 9' in line and "od 10 do 600" in line for line in lines)
+    assert any("`prace`" in line and '"max_connections" je 0' in line and "od 1 do 10" in line for line in lines)
+    assert any("`doma`" in line and '"max_connections" je 11' in line for line in lines)
+
+
+@pytest.mark.parametrize("value", ["4", 4.5, True, None])
+def test_connection_cap_must_be_a_whole_number(tmp_path: Path, value: Any) -> None:
+    message = refusal(write(tmp_path / "config.json", {"accounts": [account(max_connections=value)]}))
+    assert "accounts.0.max_connections: musí být celé číslo" in message

@@ -92,7 +92,7 @@ def test_start_stop_lifecycle(tmp_path: Path) -> None:
             emu.start()
         port = emu.imap_port
     assert not emu.running
-    with pytest.raises(OSError):
+    with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
     emu.stop()  # idempotent
 
@@ -157,7 +157,7 @@ def test_deliver_options(emu: GmailEmulator) -> None:
         assert len(client.search()) == 1
     with pytest.raises(KeyError):
         emu.deliver("nobody@example.com", raw_message("x@example.com"))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="location must be"):
         emu.deliver(ALICE, raw_message("y@example.com"), location="bin")  # type: ignore[arg-type]
 
 
@@ -244,7 +244,7 @@ def test_reset_gives_a_fresh_store_on_the_same_ports(emu: GmailEmulator) -> None
 def test_add_account(emu: GmailEmulator) -> None:
     emu.add_account("carol@example.com", "carolcarolcarolc", labels=["Clients"])
     assert emu.labels("carol@example.com") == ["Clients"]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="exists already"):
         emu.add_account("CAROL@example.com", "x")
     with imap(emu, "carol@example.com", "carolcarolcarolc") as client:
         names = [name for _flags, _sep, name in client.list_folders()]
@@ -441,3 +441,36 @@ def test_packaged_demo_seed_is_valid() -> None:
         seed = load_seed(path)
     assert len(seed.accounts) >= 1
     assert all(acc.messages for acc in seed.accounts)
+
+
+def test_login_peak_counts_sessions_logged_in_at_once(emu: GmailEmulator) -> None:
+    emu.reset_counters()
+    first, second, third = imap(emu), imap(emu), imap(emu)
+    assert emu.logged_in_now(ALICE) == 3
+    first.logout()
+    second.logout()
+    fourth = imap(emu)
+    assert emu.login_peak(ALICE) == 3 and emu.logged_in_now(ALICE) == 2
+    emu.reset_counters()  # the peak starts again from the sessions open now
+    assert emu.login_peak(ALICE) == 2
+    third.logout()
+    fourth.logout()
+
+
+def test_bandwidth_makes_replies_trickle(emu: GmailEmulator) -> None:
+    client = imap(emu)
+    try:
+        emu.set_bandwidth(100)  # each ~20-byte NOOP answer then occupies the line for ~0.2 s
+        started = time.monotonic()
+        client.noop()
+        client.noop()
+        slow = time.monotonic() - started
+        emu.set_bandwidth(None)
+        client.noop()  # waits out the pause the last slow answer left behind
+        started = time.monotonic()
+        client.noop()
+        fast = time.monotonic() - started
+        assert slow >= 0.15 and fast < 0.1
+    finally:
+        emu.set_bandwidth(None)
+        client.logout()

@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING, Literal
 
 import pytest
 from imapclient.exceptions import IMAPClientError
 
+from gmail_emulator.knobs import Knobs
 from gmail_emulator.store import DRAFT, INBOX, SENT, STARRED
 
+if TYPE_CHECKING:
+    from imapclient import IMAPClient
 
-def _labels(client, uid: int) -> set[str]:
+    from emulator.conftest import ImapEmu
+
+
+def _labels(client: IMAPClient, uid: int) -> set[str]:
     return set(client.get_gmail_labels([uid])[uid])
 
 
 # --------------------------------------------------------------------------- FETCH
 
 
-def test_fetch_gmail_attributes_order_and_quoting(imap_emu) -> None:
+def test_fetch_gmail_attributes_order_and_quoting(imap_emu: ImapEmu) -> None:
     msg = imap_emu.deliver(
         imap_emu.make_mail("Labels"),
         ["\\Inbox", "\\Important", "Work", "Muy Importante", "Été", "R&D", "[foobar]"],
@@ -40,7 +47,7 @@ def test_fetch_gmail_attributes_order_and_quoting(imap_emu) -> None:
     )
 
 
-def test_fetch_labels_with_imapclient(imap_emu) -> None:
+def test_fetch_labels_with_imapclient(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("x"), ["\\Inbox", "\\Starred", "Été", "R&D"])
     imap_emu.deliver(imap_emu.make_mail("y"), ["Work"])
     client = imap_emu.client()
@@ -54,7 +61,7 @@ def test_fetch_labels_with_imapclient(imap_emu) -> None:
     assert client.get_gmail_labels([1]) == {1: []}
 
 
-def test_fetch_everything_imapclient(imap_emu) -> None:
+def test_fetch_everything_imapclient(imap_emu: ImapEmu) -> None:
     raw_mail = imap_emu.make_mail("Report", "Line one\nLine two\n", attachment=("r.pdf", b"%PDF-1.4 fake"))
     msg = imap_emu.deliver(raw_mail, internaldate=dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC))
     client = imap_emu.client()
@@ -92,7 +99,7 @@ def test_fetch_everything_imapclient(imap_emu) -> None:
     assert data[b"FLAGS"] == ()  # nothing above set \Seen
 
 
-def test_body_peek_keeps_unseen_and_body_sets_seen(imap_emu) -> None:
+def test_body_peek_keeps_unseen_and_body_sets_seen(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("seen test"))
     raw = imap_emu.raw()
     raw.command("EXAMINE INBOX")
@@ -109,7 +116,7 @@ def test_body_peek_keeps_unseen_and_body_sets_seen(imap_emu) -> None:
     assert b"BODY[9] NIL" in lines[0] and b'BODY ("text" "plain"' in lines[0]
 
 
-def test_fetch_changedsince_and_modseq(imap_emu) -> None:
+def test_fetch_changedsince_and_modseq(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("a"))
     imap_emu.deliver(imap_emu.make_mail("b"))
     raw = imap_emu.raw()
@@ -123,7 +130,7 @@ def test_fetch_changedsince_and_modseq(imap_emu) -> None:
 # --------------------------------------------------------------------------- STORE
 
 
-def test_store_labels_and_starred_double_fetch(imap_emu) -> None:
+def test_store_labels_and_starred_double_fetch(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("star me"))
     raw = imap_emu.raw()
     raw.command("SELECT INBOX")
@@ -143,7 +150,7 @@ def test_store_labels_and_starred_double_fetch(imap_emu) -> None:
     assert msg.labels == {INBOX, "Work", STARRED}  # \Flagged stars the message
 
 
-def test_store_labels_imapclient(imap_emu) -> None:
+def test_store_labels_imapclient(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("x"), ["\\Inbox", "Work"])
     client = imap_emu.client()
     client.select_folder("[Gmail]/All Mail")
@@ -157,7 +164,7 @@ def test_store_labels_imapclient(imap_emu) -> None:
     assert "R&D" in names
 
 
-def test_remove_own_label_is_a_noop(imap_emu) -> None:
+def test_remove_own_label_is_a_noop(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("x"), ["\\Inbox", "Work"])
     client = imap_emu.client()
     client.select_folder("Work")
@@ -173,7 +180,7 @@ def test_remove_own_label_is_a_noop(imap_emu) -> None:
 
 
 @pytest.mark.parametrize("policy", ["create", "ignore", "no"])
-def test_unknown_label_policy(imap_emu, policy: str) -> None:
+def test_unknown_label_policy(imap_emu: ImapEmu, policy: Literal["create", "ignore", "no"]) -> None:
     imap_emu.store.knobs.unknown_label_policy = policy
     imap_emu.deliver(imap_emu.make_mail("x"))
     client = imap_emu.client()
@@ -194,7 +201,7 @@ def test_unknown_label_policy(imap_emu, policy: str) -> None:
     assert "Work" in _labels(client, 1)
 
 
-def test_store_accepted_but_not_applied(imap_emu) -> None:
+def test_store_accepted_but_not_applied(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("flaky", message_id="<flaky@x>"))
     imap_emu.store.knobs.store_not_applied_ids = {"flaky@x"}
     client = imap_emu.client()
@@ -209,7 +216,7 @@ def test_store_accepted_but_not_applied(imap_emu) -> None:
     assert client.get_flags([1])[1] == ()
 
 
-def test_store_readonly_and_unchangedsince(imap_emu) -> None:
+def test_store_readonly_and_unchangedsince(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("a"))
     imap_emu.deliver(imap_emu.make_mail("b"))
     raw = imap_emu.raw()
@@ -223,7 +230,7 @@ def test_store_readonly_and_unchangedsince(imap_emu) -> None:
     assert lines[0] == b"* 1 FETCH (FLAGS (\\Seen) UID 1)"
 
 
-def test_store_deleted_auto_expunge_archives(imap_emu) -> None:
+def test_store_deleted_auto_expunge_archives(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("bye"), ["\\Inbox", "Work"])
     client = imap_emu.client()
     client.select_folder("INBOX")
@@ -238,7 +245,7 @@ def test_store_deleted_auto_expunge_archives(imap_emu) -> None:
 # --------------------------------------------------------------------------- EXPUNGE
 
 
-def test_expunge_in_inbox_archives_and_in_label_removes_label(imap_emu) -> None:
+def test_expunge_in_inbox_archives_and_in_label_removes_label(imap_emu: ImapEmu) -> None:
     imap_emu.store.knobs.auto_expunge = False
     imap_emu.deliver(imap_emu.make_mail("one"), ["\\Inbox", "Work"])
     imap_emu.deliver(imap_emu.make_mail("two"), ["\\Inbox", "Work"])
@@ -255,7 +262,7 @@ def test_expunge_in_inbox_archives_and_in_label_removes_label(imap_emu) -> None:
     assert msgs[1].labels == {INBOX}
 
 
-def test_expunge_in_trash_deletes_forever_and_close_expunges(imap_emu) -> None:
+def test_expunge_in_trash_deletes_forever_and_close_expunges(imap_emu: ImapEmu) -> None:
     imap_emu.store.knobs.auto_expunge = False
     imap_emu.deliver(imap_emu.make_mail("gone"), location="trash")
     imap_emu.deliver(imap_emu.make_mail("draft"), ["\\Draft"])
@@ -270,7 +277,7 @@ def test_expunge_in_trash_deletes_forever_and_close_expunges(imap_emu) -> None:
 
 
 @pytest.mark.parametrize("behaviour", ["archive", "trash", "delete"])
-def test_expunge_behavior_in_all_mail(imap_emu, behaviour: str) -> None:
+def test_expunge_behavior_in_all_mail(imap_emu: ImapEmu, behaviour: Literal["archive", "trash", "delete"]) -> None:
     imap_emu.store.knobs.expunge_behavior = behaviour
     msg = imap_emu.deliver(imap_emu.make_mail("x"), [])
     client = imap_emu.client()
@@ -287,12 +294,14 @@ def test_expunge_behavior_in_all_mail(imap_emu, behaviour: str) -> None:
 # --------------------------------------------------------------------------- COPY / MOVE
 
 
-def test_copy_adds_label_with_copyuid(imap_emu) -> None:
+def test_copy_adds_label_with_copyuid(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("copy me"))
     conn = imap_emu.imaplib()
     conn.select("INBOX")
     typ, data = conn.copy("1", "Work")
-    work_validity = imap_emu.alice.folder("Work").uidvalidity
+    work = imap_emu.alice.folder("Work")
+    assert work is not None
+    work_validity = work.uidvalidity
     assert typ == "OK" and data == [f"[COPYUID {work_validity} 1 1] (Success)".encode()]
     msg = next(iter(imap_emu.alice.messages.values()))
     assert msg.labels == {INBOX, "Work"}
@@ -300,12 +309,13 @@ def test_copy_adds_label_with_copyuid(imap_emu) -> None:
     assert typ == "NO" and data == [b"[TRYCREATE] Folder doesn't exist. (Failure)"]
 
 
-def test_move_response_shape(imap_emu) -> None:
+def test_move_response_shape(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("a"))
     imap_emu.deliver(imap_emu.make_mail("b"))
     raw = imap_emu.raw()
     raw.command("SELECT INBOX")
     trash = imap_emu.alice.folder("[Gmail]/Trash")
+    assert trash is not None
     assert raw.command('UID MOVE 2 "[Gmail]/Trash"') == [
         b"* OK [COPYUID %d 2 1] (Success)" % trash.uidvalidity,
         b"* 2 EXPUNGE",
@@ -313,7 +323,7 @@ def test_move_response_shape(imap_emu) -> None:
     ]
 
 
-def test_move_to_trash_and_back(imap_emu) -> None:
+def test_move_to_trash_and_back(imap_emu: ImapEmu) -> None:
     msg = imap_emu.deliver(imap_emu.make_mail("trash me"), ["\\Inbox", "Work"], ["\\Seen", "\\Flagged"])
     client = imap_emu.client()
     client.select_folder("INBOX")
@@ -331,7 +341,7 @@ def test_move_to_trash_and_back(imap_emu) -> None:
     assert len(client.search(["ALL"])) == 1
 
 
-def test_move_between_labels(imap_emu) -> None:
+def test_move_between_labels(imap_emu: ImapEmu) -> None:
     msg = imap_emu.deliver(imap_emu.make_mail("m"), ["Work"])
     client = imap_emu.client()
     client.select_folder("Work")
@@ -342,13 +352,13 @@ def test_move_between_labels(imap_emu) -> None:
     assert msg.location == "spam"
     client.select_folder("[Gmail]/Spam")
     client.copy([1], "Work")  # COPY out of Spam restores it, with the label
-    assert msg.location == "normal" and msg.labels == {INBOX, "Work"}
+    assert msg.location == "normal" and msg.labels == {INBOX, "Work"}  # type: ignore[comparison-overlap]
 
 
 # --------------------------------------------------------------------------- APPEND
 
 
-def test_append_appenduid_and_drafts(imap_emu) -> None:
+def test_append_appenduid_and_drafts(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     reply = client.append(
         "[Gmail]/Drafts",
@@ -357,6 +367,7 @@ def test_append_appenduid_and_drafts(imap_emu) -> None:
         msg_time=dt.datetime(2026, 1, 2),
     )
     drafts = imap_emu.alice.folder("[Gmail]/Drafts")
+    assert drafts is not None
     assert reply == f"[APPENDUID {drafts.uidvalidity} 1] (Success)".encode()
     msg = next(iter(imap_emu.alice.messages.values()))
     assert msg.labels == {DRAFT} and msg.flags == {"\\Seen"}  # no \Draft flag, as Gmail
@@ -365,14 +376,14 @@ def test_append_appenduid_and_drafts(imap_emu) -> None:
     assert client.get_flags([1])[1] == (b"\\Seen",)
 
 
-def test_append_draft_flag_visible_knob(imap_emu) -> None:
+def test_append_draft_flag_visible_knob(imap_emu: ImapEmu) -> None:
     imap_emu.store.knobs.draft_flag_visible = True
     client = imap_emu.client()
     client.append("[Gmail]/Drafts", b"Subject: d\r\n\r\nx\r\n", flags=["\\Draft"])
     assert next(iter(imap_emu.alice.messages.values())).flags == {"\\Draft"}
 
 
-def test_append_targets(imap_emu) -> None:
+def test_append_targets(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     client.append("INBOX", b"Subject: i\r\n\r\nx\r\n")
     client.append("Work", b"Subject: w\r\n\r\nx\r\n")
@@ -389,7 +400,7 @@ def test_append_targets(imap_emu) -> None:
         client.append("Nope", b"Subject: n\r\n\r\nx\r\n")
 
 
-def test_append_dates_are_clamped(imap_emu) -> None:
+def test_append_dates_are_clamped(imap_emu: ImapEmu) -> None:
     conn = imap_emu.imaplib()
     now = imap_emu.store.now()
     conn.append("INBOX", None, '"01-Jan-1960 00:00:00 +0000"', b"Subject: old\r\n\r\nx\r\n")
@@ -401,7 +412,8 @@ def test_append_dates_are_clamped(imap_emu) -> None:
     assert by_subject["fine"].internaldate == dt.datetime(2001, 1, 1, 8, 0, tzinfo=dt.UTC)
 
 
-def test_append_similar_sent_replaces(imap_emu) -> None:
+@pytest.mark.parametrize("imap_knobs", [Knobs(raw_search_lag_s=0.0, merge_similar_sent=True)], indirect=True)
+def test_append_similar_sent_replaces_when_merging(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     mail = imap_emu.make_mail("sent once", message_id="<same@x>")
     client.append("[Gmail]/Sent Mail", mail)
@@ -413,7 +425,7 @@ def test_append_similar_sent_replaces(imap_emu) -> None:
     assert len([m for m in imap_emu.alice.messages.values() if SENT in m.labels]) == 2
 
 
-def test_append_literal_plus_and_go_ahead(imap_emu) -> None:
+def test_append_literal_plus_and_go_ahead(imap_emu: ImapEmu) -> None:
     raw = imap_emu.raw()
     body = b"Subject: lit\r\n\r\nx\r\n"
     raw.send(b"x1 APPEND INBOX (\\Seen) {%d+}\r\n" % len(body) + body + b"\r\n")
@@ -424,7 +436,7 @@ def test_append_literal_plus_and_go_ahead(imap_emu) -> None:
     assert raw.until(b"x2")[-1] == b"x2 OK [APPENDUID 1 2] (Success)"
 
 
-def test_threading_by_headers(imap_emu) -> None:
+def test_threading_by_headers(imap_emu: ImapEmu) -> None:
     first = imap_emu.deliver(imap_emu.make_mail("topic", message_id="<root@x>"))
     reply = imap_emu.deliver(imap_emu.make_mail("Re: topic", message_id="<r1@x>", in_reply_to="<root@x>"))
     other = imap_emu.deliver(imap_emu.make_mail("unrelated", message_id="<u@x>"))
@@ -434,3 +446,11 @@ def test_threading_by_headers(imap_emu) -> None:
     assert client.search(["X-GM-THRID", first.thrid]) == [1, 2]
     assert client.search(["X-GM-MSGID", reply.msgid]) == [2]
     assert reply.msgid > 2**53
+
+
+def test_append_similar_sent_keeps_both_by_default(imap_emu: ImapEmu) -> None:
+    client = imap_emu.client()
+    mail = imap_emu.make_mail("sent twice", message_id="<twice@x>")
+    client.append("[Gmail]/Sent Mail", mail)
+    client.append("[Gmail]/Sent Mail", mail)
+    assert len([m for m in imap_emu.alice.messages.values() if SENT in m.labels]) == 2

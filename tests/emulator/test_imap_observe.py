@@ -6,16 +6,21 @@ import imaplib
 import socket
 import ssl
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
 
 from gmail_emulator.observe import FaultRule
+from support import wait_until
+
+if TYPE_CHECKING:
+    from emulator.conftest import ImapEmu
 
 ABORTS = (IMAPClientAbortError, imaplib.IMAP4.abort, OSError, EOFError)
 
 
-def test_command_counter_counts_a_known_sequence(imap_emu) -> None:
+def test_command_counter_counts_a_known_sequence(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("count me"))
     client = imap_emu.client(login=False)
     client.login(imap_emu.user, imap_emu.password)
@@ -35,7 +40,7 @@ def test_command_counter_counts_a_known_sequence(imap_emu) -> None:
     assert imap_emu.observer.connections("bob@gmail.test") == 0
 
 
-def test_wire_log_redacts_password(imap_emu) -> None:
+def test_wire_log_redacts_password(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     client.noop()
     client.logout()
@@ -53,7 +58,7 @@ def test_wire_log_redacts_password(imap_emu) -> None:
     assert lines and all(imap_emu.password not in line and line.endswith("***") for line in lines)
 
 
-def test_latency_slows_a_command(imap_emu) -> None:
+def test_latency_slows_a_command(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     start = time.monotonic()
     client.noop()
@@ -71,7 +76,7 @@ def test_latency_slows_a_command(imap_emu) -> None:
     client.logout()
 
 
-def test_fault_no_and_bad(imap_emu) -> None:
+def test_fault_no_and_bad(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     imap_emu.observer.add_fault(FaultRule("no:[UNAVAILABLE] Temporary failure (Failure)", match="SELECT"))
     with pytest.raises(IMAPClientError, match="UNAVAILABLE"):
@@ -84,7 +89,7 @@ def test_fault_no_and_bad(imap_emu) -> None:
     client.logout()
 
 
-def test_fault_nth_and_times(imap_emu) -> None:
+def test_fault_nth_and_times(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     imap_emu.observer.add_fault(FaultRule("no:nope", match="NOOP", nth=2, times=2))
     client.noop()
@@ -96,7 +101,7 @@ def test_fault_nth_and_times(imap_emu) -> None:
 
 
 @pytest.mark.parametrize("action", ["drop_before_reply", "bye", "drop_mid_reply"])
-def test_fault_drops_connection(imap_emu, action: str) -> None:
+def test_fault_drops_connection(imap_emu: ImapEmu, action: str) -> None:
     imap_emu.deliver(imap_emu.make_mail("payload", "x" * 4000))
     client = imap_emu.client()
     client.select_folder("INBOX")
@@ -116,19 +121,37 @@ def test_fault_drops_connection(imap_emu, action: str) -> None:
     fresh.logout()
 
 
-def test_fault_stall_hits_client_timeout(imap_emu) -> None:
+def test_fault_stall_hits_client_timeout(imap_emu: ImapEmu) -> None:
     client = imap_emu.client(timeout=0.5)
     imap_emu.observer.add_fault(FaultRule("stall", match="NOOP"))
     with pytest.raises((TimeoutError, socket.timeout, *ABORTS)):
         client.noop()
 
 
-def test_fault_delay(imap_emu) -> None:
+def test_fault_delay(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     imap_emu.observer.add_fault(FaultRule("delay:0.3", match="LIST"))
     start = time.monotonic()
     client.list_folders()
     assert time.monotonic() - start >= 0.3
+    client.logout()
+
+
+def test_fault_hook_acts_before_the_nth_command_is_answered(imap_emu: ImapEmu) -> None:
+    imap_emu.deliver(imap_emu.make_mail("first"))
+    client = imap_emu.client()
+    client.select_folder("INBOX")
+    stored_when_hooked: list[int] = []
+
+    def deliver_second() -> None:  # runs off the loop, so it may drive the store like a test does
+        stored_when_hooked.append(len(imap_emu.alice.messages))
+        imap_emu.deliver(imap_emu.make_mail("second"))
+
+    imap_emu.observer.add_fault(FaultRule("hook", match="SEARCH", nth=2, hook=deliver_second))
+    assert client.search(["ALL"]) == [1]
+    assert client.search(["ALL"]) == [1, 2]  # the hook's message is in the answer to the 2nd search
+    assert client.search(["ALL"]) == [1, 2]
+    assert stored_when_hooked == [1]  # once, as times=1 says
     client.logout()
 
 
@@ -143,7 +166,7 @@ def test_fault_delay(imap_emu) -> None:
         ("throttled", r"\[THROTTLED\]"),
     ],
 )
-def test_fault_refuse_login(imap_emu, kind: str, text: str) -> None:
+def test_fault_refuse_login(imap_emu: ImapEmu, kind: str, text: str) -> None:
     imap_emu.observer.add_fault(FaultRule(f"refuse_login:{kind}", account=imap_emu.user))
     client = imap_emu.client(login=False)
     with pytest.raises(LoginError, match=text):
@@ -152,7 +175,7 @@ def test_fault_refuse_login(imap_emu, kind: str, text: str) -> None:
     client.logout()
 
 
-def test_webalert_sends_the_untagged_sign_in_line_first(imap_emu) -> None:
+def test_webalert_sends_the_untagged_sign_in_line_first(imap_emu: ImapEmu) -> None:
     imap_emu.observer.add_fault(FaultRule("refuse_login:webalert"))
     raw = imap_emu.raw(login=False)
     lines = raw.command(f'LOGIN "{imap_emu.user}" "{imap_emu.password}"')
@@ -163,7 +186,7 @@ def test_webalert_sends_the_untagged_sign_in_line_first(imap_emu) -> None:
     )
 
 
-def test_fault_greeting_bye_and_tls_fail(imap_emu) -> None:
+def test_fault_greeting_bye_and_tls_fail(imap_emu: ImapEmu) -> None:
     imap_emu.observer.add_fault(FaultRule("greeting_bye"))
     with pytest.raises((imaplib.IMAP4.error, *ABORTS)):
         imap_emu.client(login=False)
@@ -174,7 +197,7 @@ def test_fault_greeting_bye_and_tls_fail(imap_emu) -> None:
     client.logout()
 
 
-def test_connection_cap(imap_emu) -> None:
+def test_connection_cap(imap_emu: ImapEmu) -> None:
     imap_emu.store.knobs.max_connections = 2
     first, second = imap_emu.client(), imap_emu.client()
     third = imap_emu.client(login=False)
@@ -182,14 +205,14 @@ def test_connection_cap(imap_emu) -> None:
         third.login(imap_emu.user, imap_emu.password)
     bob = imap_emu.client(imap_emu.other_user, imap_emu.other_password)  # the cap is per account
     first.logout()
-    time.sleep(0.1)
+    wait_until(lambda: imap_emu.server.logged_in.get(imap_emu.user) == 1)
     third.login(imap_emu.user, imap_emu.password)
     assert imap_emu.observer.connections(imap_emu.user) == 3
     for client in (second, third, bob):
         client.logout()
 
 
-def test_idle_receives_exists_and_expunge(imap_emu) -> None:
+def test_idle_receives_exists_and_expunge(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("first"))
     client = imap_emu.client()
     client.select_folder("INBOX")
@@ -207,7 +230,7 @@ def test_idle_receives_exists_and_expunge(imap_emu) -> None:
     client.logout()
 
 
-def test_idle_reports_no_flag_changes_by_default(imap_emu) -> None:
+def test_idle_reports_no_flag_changes_by_default(imap_emu: ImapEmu) -> None:
     msg = imap_emu.deliver(imap_emu.make_mail("quiet"))
     client = imap_emu.client()
     client.select_folder("INBOX")
@@ -223,7 +246,7 @@ def test_idle_reports_no_flag_changes_by_default(imap_emu) -> None:
     client.logout()
 
 
-def test_idle_refused_knob(imap_emu) -> None:
+def test_idle_refused_knob(imap_emu: ImapEmu) -> None:
     imap_emu.store.knobs.idle_refused = True
     client = imap_emu.client()
     assert b"IDLE" in client.capabilities()  # still advertised: the client learns it only by trying
@@ -234,22 +257,21 @@ def test_idle_refused_knob(imap_emu) -> None:
     client.logout()
 
 
-def test_disconnect_during_idle(imap_emu) -> None:
+def test_disconnect_during_idle(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     client.select_folder("INBOX")
     client.idle()
     client.shutdown()
-    time.sleep(0.1)
-    imap_emu.deliver(imap_emu.make_mail("after"))
+    imap_emu.deliver(imap_emu.make_mail("after"))  # the gone client's session may not know it yet
     other = imap_emu.client()
     assert other.select_folder("INBOX")[b"EXISTS"] == 1
     other.logout()
-    time.sleep(0.1)
+    wait_until(lambda: not imap_emu.server.sessions)
     assert imap_emu.alice.listeners == []  # every session unregistered itself
     assert imap_emu.server.logged_in.get(imap_emu.user, 0) == 0
 
 
-def test_bandwidth_throttles_output(imap_emu) -> None:
+def test_bandwidth_throttles_output(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("big", "y" * 12000))
     client = imap_emu.client()
     client.select_folder("INBOX")
@@ -261,7 +283,7 @@ def test_bandwidth_throttles_output(imap_emu) -> None:
     client.logout()
 
 
-def test_fault_targets_sasl_ir_account(imap_emu) -> None:
+def test_fault_targets_sasl_ir_account(imap_emu: ImapEmu) -> None:
     import base64
 
     imap_emu.observer.add_fault(FaultRule("refuse_login:app_password", account=imap_emu.user))

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import base64
 import re
-import time
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from imapclient import imapclient as ic
 from imapclient.exceptions import IMAPClientError, LoginError
 
 from gmail_emulator.knobs import GERMAN_FOLDERS, Knobs
+from support import wait_until
+
+if TYPE_CHECKING:
+    from emulator.conftest import ImapEmu
 
 CAPS_PRE = (
     b"IMAP4rev1 UNSELECT IDLE NAMESPACE QUOTA ID XLIST CHILDREN X-GM-EXT-1 XYZZY SASL-IR "
@@ -24,7 +28,7 @@ CAPS_POST = (
 FLAGS = b"\\Answered \\Flagged \\Draft \\Deleted \\Seen $NotPhishing $Phishing"
 
 
-def test_greeting_and_capabilities_raw(imap_emu) -> None:
+def test_greeting_and_capabilities_raw(imap_emu: ImapEmu) -> None:
     raw = imap_emu.raw(login=False)
     assert re.fullmatch(rb"\* OK Gimap ready for requests from 127\.0\.0\.1 \w+\r\n", raw.greeting)
     assert raw.command("CAPABILITY") == [b"* CAPABILITY " + CAPS_PRE, b"r1 OK Thats all she wrote! (Success)"]
@@ -35,7 +39,7 @@ def test_greeting_and_capabilities_raw(imap_emu) -> None:
     assert raw.readline() == b""  # the server closed the connection
 
 
-def test_capabilities_with_imapclient(imap_emu) -> None:
+def test_capabilities_with_imapclient(imap_emu: ImapEmu) -> None:
     client = imap_emu.client(login=False)
     assert not client.has_capability("MOVE")
     assert not client.has_capability("UIDPLUS")
@@ -47,7 +51,7 @@ def test_capabilities_with_imapclient(imap_emu) -> None:
     client.logout()
 
 
-def test_login_failures(imap_emu) -> None:
+def test_login_failures(imap_emu: ImapEmu) -> None:
     client = imap_emu.client(login=False)
     with pytest.raises(LoginError, match=r"\[AUTHENTICATIONFAILED\] Invalid credentials \(Failure\)"):
         client.login(imap_emu.user, "wrong")
@@ -60,8 +64,8 @@ def test_login_failures(imap_emu) -> None:
     spaced.logout()
 
 
-def test_authenticate_plain_with_imaplib(imap_emu) -> None:
-    conn = imap_emu.imaplib(login=False)
+def test_authenticate_plain_with_imaplib(imap_emu: ImapEmu) -> None:
+    conn: Any = imap_emu.imaplib(login=False)  # typeshed's imaplib result types are narrower than the wire
     token = f"\0{imap_emu.user}\0{imap_emu.password}".encode()
     typ, data = conn.authenticate("PLAIN", lambda _challenge: token)
     assert typ == "OK" and b"authenticated (Success)" in data[0]
@@ -72,7 +76,7 @@ def test_authenticate_plain_with_imaplib(imap_emu) -> None:
     assert base64.b64encode(token) not in wire
 
 
-def test_sasl_ir_authenticate_raw(imap_emu) -> None:
+def test_sasl_ir_authenticate_raw(imap_emu: ImapEmu) -> None:
     raw = imap_emu.raw(login=False)
     token = base64.b64encode(f"\0{imap_emu.user}\0{imap_emu.password}".encode()).decode()
     lines = raw.command(f"AUTHENTICATE PLAIN {token}")
@@ -80,7 +84,7 @@ def test_sasl_ir_authenticate_raw(imap_emu) -> None:
     assert raw.command("AUTHENTICATE PLAIN AAAA")[-1] == b"r2 BAD Command received in Invalid state."
 
 
-def test_state_checks(imap_emu) -> None:
+def test_state_checks(imap_emu: ImapEmu) -> None:
     raw = imap_emu.raw(login=False)
     assert raw.command("SELECT INBOX") == [b"r1 BAD Command received in Invalid state."]
     raw.command(f'LOGIN {imap_emu.user} "{imap_emu.password}"')
@@ -88,7 +92,7 @@ def test_state_checks(imap_emu) -> None:
     assert raw.command("FROB") == [b"r4 BAD Unknown command"]
 
 
-def test_id_namespace_noop_enable(imap_emu) -> None:
+def test_id_namespace_noop_enable(imap_emu: ImapEmu) -> None:
     raw = imap_emu.raw()
     assert raw.command('ID ("name" "test")') == [
         b'* ID ("name" "GImap" "vendor" "Google, Inc." "support-url" "https://support.google.com/mail")',
@@ -99,7 +103,7 @@ def test_id_namespace_noop_enable(imap_emu) -> None:
     assert raw.command("ENABLE CONDSTORE UTF8=ACCEPT") == [b"* ENABLED CONDSTORE", b"r5 OK Success"]
 
 
-def test_enable_utf8_accept_knob(imap_emu) -> None:
+def test_enable_utf8_accept_knob(imap_emu: ImapEmu) -> None:
     imap_emu.store.knobs.allow_utf8_accept = True
     raw = imap_emu.raw()
     assert raw.command("ENABLE UTF8=ACCEPT") == [b"* ENABLED UTF8=ACCEPT", b"r2 OK Success"]
@@ -110,7 +114,7 @@ def test_enable_utf8_accept_knob(imap_emu) -> None:
     assert "R&-D" in imap_emu.alice.user_labels.values()
 
 
-def test_list_special_use(imap_emu) -> None:
+def test_list_special_use(imap_emu: ImapEmu) -> None:
     raw = imap_emu.raw()
     lines = raw.command('LIST "" "*"')
     assert lines == [
@@ -144,7 +148,7 @@ def test_list_special_use(imap_emu) -> None:
     assert status[1] == b'* STATUS "INBOX" (MESSAGES 0 UNSEEN 0)'
 
 
-def test_list_with_imapclient_finds_special_folders(imap_emu) -> None:
+def test_list_with_imapclient_finds_special_folders(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     assert client.find_special_folder(ic.ALL) == "[Gmail]/All Mail"
     assert client.find_special_folder(ic.DRAFTS) == "[Gmail]/Drafts"
@@ -156,7 +160,7 @@ def test_list_with_imapclient_finds_special_folders(imap_emu) -> None:
 
 
 @pytest.mark.parametrize("imap_knobs", [Knobs(folder_names=dict(GERMAN_FOLDERS))], indirect=True)
-def test_localised_folder_names(imap_emu) -> None:
+def test_localised_folder_names(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     assert client.find_special_folder(ic.DRAFTS) == "[Google Mail]/Entwürfe"
     assert client.find_special_folder(ic.ALL) == "[Google Mail]/Alle Nachrichten"
@@ -167,7 +171,7 @@ def test_localised_folder_names(imap_emu) -> None:
     client.logout()
 
 
-def test_create_delete_rename(imap_emu) -> None:
+def test_create_delete_rename(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     client.create_folder("Projects/2026")
     listed = {name: flags for flags, _d, name in client.list_folders()}
@@ -190,7 +194,7 @@ def test_create_delete_rename(imap_emu) -> None:
     client.logout()
 
 
-def test_select_and_examine_exact_lines(imap_emu) -> None:
+def test_select_and_examine_exact_lines(imap_emu: ImapEmu) -> None:
     for i in range(3):
         imap_emu.deliver(imap_emu.make_mail(f"m{i}"), flags=["\\Seen"] if i else [])
     raw = imap_emu.raw()
@@ -217,10 +221,10 @@ def test_select_and_examine_exact_lines(imap_emu) -> None:
     assert raw.command("CHECK") == [b"r7 BAD Command received in Invalid state."]  # a failed SELECT deselects
 
 
-def test_imaplib_readonly_pitfall(imap_emu) -> None:
+def test_imaplib_readonly_pitfall(imap_emu: ImapEmu) -> None:
     """Nothing but SELECT/EXAMINE may carry [READ-ONLY]: imaplib would poison the session."""
     imap_emu.deliver(imap_emu.make_mail("one"))
-    conn = imap_emu.imaplib()
+    conn: Any = imap_emu.imaplib()  # typeshed's imaplib result types are narrower than the wire
     typ, data = conn.select('"[Gmail]/All Mail"', readonly=True)
     assert typ == "OK" and data == [b"1"]
     typ, data = conn.uid("SEARCH", None, "ALL")
@@ -240,7 +244,7 @@ def test_imaplib_readonly_pitfall(imap_emu) -> None:
     conn.logout()
 
 
-def test_unselect_close_check(imap_emu) -> None:
+def test_unselect_close_check(imap_emu: ImapEmu) -> None:
     raw = imap_emu.raw()
     raw.command("SELECT INBOX")
     assert raw.command("CHECK") == [b"r3 OK Success"]
@@ -248,7 +252,7 @@ def test_unselect_close_check(imap_emu) -> None:
     assert raw.command("CHECK") == [b"r5 BAD Command received in Invalid state."]
 
 
-def test_malformed_input_never_kills_the_session(imap_emu) -> None:
+def test_malformed_input_never_kills_the_session(imap_emu: ImapEmu) -> None:
     raw = imap_emu.raw()
     raw.send(b"\r\n")
     assert raw.readline() == b"* BAD Could not parse command\r\n"
@@ -265,29 +269,29 @@ def test_malformed_input_never_kills_the_session(imap_emu) -> None:
     assert raw.command("NOOP") == [b"r9 OK Success"]
 
 
-def test_client_disconnects_mid_literal(imap_emu) -> None:
+def test_client_disconnects_mid_literal(imap_emu: ImapEmu) -> None:
     raw = imap_emu.raw()
     raw.send(b"a1 APPEND INBOX {100}\r\n")
     assert raw.readline() == b"+ go ahead\r\n"
     raw.send(b"partial")
     raw.close()
-    time.sleep(0.1)
+    wait_until(lambda: not imap_emu.server.sessions)  # the server has ended that session
     client = imap_emu.client()  # the server is fine
     assert client.noop()[0].startswith(b"Success")
     client.logout()
     assert imap_emu.alice.messages == {}
 
 
-def test_quota_root(imap_emu) -> None:
+def test_quota_root(imap_emu: ImapEmu) -> None:
     raw = imap_emu.raw()
     lines = raw.command("GETQUOTAROOT INBOX")
     assert lines[0] == b'* QUOTAROOT "INBOX" ""'
     assert lines[1].startswith(b'* QUOTA "" (STORAGE ')
 
 
-def test_imaplib_basic_flow(imap_emu) -> None:
+def test_imaplib_basic_flow(imap_emu: ImapEmu) -> None:
     imap_emu.deliver(imap_emu.make_mail("Plain old imaplib"))
-    conn = imap_emu.imaplib(login=False)
+    conn: Any = imap_emu.imaplib(login=False)  # typeshed's imaplib result types are narrower than the wire
     assert "IMAP4REV1" in conn.capabilities
     assert "MOVE" not in conn.capabilities
     typ, _ = conn.login(imap_emu.user, imap_emu.password)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 import pytest
 from imapclient.exceptions import IMAPClientError
 
+if TYPE_CHECKING:
+    from emulator.conftest import ImapEmu
+
 
 @pytest.fixture
-def mailbox(imap_emu):
+def mailbox(imap_emu: ImapEmu) -> ImapEmu:
     emu = imap_emu
     emu.deliver(emu.make_mail("Weekly report", "Numbers are up.", message_id="<w@x>"), ["\\Inbox", "Work"], ["\\Seen"])
     emu.deliver(emu.make_mail("Café résumé", "Bonjour", sender="Bob <bob@example.org>"), ["\\Inbox"])
@@ -25,7 +29,7 @@ def mailbox(imap_emu):
     return emu
 
 
-def test_gmail_search_with_utf8_literal(mailbox) -> None:
+def test_gmail_search_with_utf8_literal(mailbox: ImapEmu) -> None:
     client = mailbox.client()
     client.select_folder("INBOX", readonly=True)
     assert client.gmail_search("subject:café") == [2]
@@ -34,7 +38,7 @@ def test_gmail_search_with_utf8_literal(mailbox) -> None:
     assert "CHARSET UTF-8 X-GM-RAW {" in search_lines[0]
 
 
-def test_raw_operators(mailbox) -> None:
+def test_raw_operators(mailbox: ImapEmu) -> None:
     client = mailbox.client()
     client.select_folder("INBOX", readonly=True)
     assert client.gmail_search('subject:"weekly report"') == [1]
@@ -59,7 +63,7 @@ def test_raw_operators(mailbox) -> None:
     assert client.gmail_search("report") == [1]
 
 
-def test_raw_search_seq_numbers_and_unparseable(mailbox) -> None:
+def test_raw_search_seq_numbers_and_unparseable(mailbox: ImapEmu) -> None:
     raw = mailbox.raw()
     raw.command("EXAMINE INBOX")
     assert raw.command('SEARCH X-GM-RAW "is:unread"') == [b"* SEARCH 2 3", b"r3 OK SEARCH completed (Success)"]
@@ -75,7 +79,7 @@ def test_raw_search_seq_numbers_and_unparseable(mailbox) -> None:
     ]
 
 
-def test_standard_search_keys(mailbox) -> None:
+def test_standard_search_keys(mailbox: ImapEmu) -> None:
     client = mailbox.client()
     client.select_folder("[Gmail]/All Mail", readonly=True)
     assert client.search(["UNSEEN"]) == [2, 3]
@@ -94,14 +98,14 @@ def test_standard_search_keys(mailbox) -> None:
         client.search(["FROBNICATE"])
 
 
-def test_search_system_label_must_be_quoted(mailbox) -> None:
+def test_search_system_label_must_be_quoted(mailbox: ImapEmu) -> None:
     raw = mailbox.raw()
     raw.command('EXAMINE "[Gmail]/All Mail"')
     assert raw.command("UID SEARCH X-GM-LABELS \\Inbox") == [b"r3 BAD Could not parse command"]
     assert raw.command('UID SEARCH X-GM-LABELS "\\\\Inbox"')[0] == b"* SEARCH 1 2 3"
 
 
-def test_msgid_and_thrid_search(mailbox) -> None:
+def test_msgid_and_thrid_search(mailbox: ImapEmu) -> None:
     msgs = sorted(mailbox.alice.messages.values(), key=lambda m: m.arrival)
     target = msgs[2]
     assert target.msgid > 2**53
@@ -113,7 +117,7 @@ def test_msgid_and_thrid_search(mailbox) -> None:
     assert data[3][b"X-GM-MSGID"] == target.msgid
 
 
-def test_search_finds_mail_delivered_after_select(imap_emu) -> None:
+def test_search_finds_mail_delivered_after_select(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     client.select_folder("INBOX")
     assert client.gmail_search("subject:late") == []
@@ -121,7 +125,7 @@ def test_search_finds_mail_delivered_after_select(imap_emu) -> None:
     assert client.gmail_search("subject:late") == [1]
 
 
-def test_search_index_lag(imap_emu) -> None:
+def test_search_index_lag(imap_emu: ImapEmu) -> None:
     imap_emu.store.knobs.raw_search_lag_s = 1.5
     imap_emu.deliver(imap_emu.make_mail("fresh mail"))
     client = imap_emu.client()
@@ -138,7 +142,7 @@ def test_search_index_lag(imap_emu) -> None:
     assert client.gmail_search("label:Work") == [1]
 
 
-def test_label_search_lag_knob(imap_emu) -> None:
+def test_label_search_lag_knob(imap_emu: ImapEmu) -> None:
     imap_emu.store.knobs.raw_search_lag_s = 1.5
     imap_emu.deliver(imap_emu.make_mail("labelled"))
     imap_emu.advance(2)
@@ -164,7 +168,7 @@ def test_label_search_lag_knob(imap_emu) -> None:
     ],
 )
 def test_date_keys_follow_the_search_timezone(
-    imap_emu, zone: str, since_30: list[int], on_30: list[int], before_30: list[int]
+    imap_emu: ImapEmu, zone: str, since_30: list[int], on_30: list[int], before_30: list[int]
 ) -> None:
     imap_emu.store.knobs.update(date_search_timezone=zone)
     for at in (
@@ -182,7 +186,7 @@ def test_date_keys_follow_the_search_timezone(
     assert client.search(["BEFORE", day]) == before_30
 
 
-def test_the_search_timezone_is_los_angeles_by_default_and_checked(imap_emu) -> None:
+def test_the_search_timezone_is_los_angeles_by_default_and_checked(imap_emu: ImapEmu) -> None:
     from gmail_emulator import Knobs
 
     assert Knobs().date_search_timezone == "America/Los_Angeles"

@@ -16,6 +16,7 @@ from gmail_emulator.imap_codec import (
 )
 from gmail_emulator.imap_parser import (
     ParseError,
+    Token,
     parse_command,
     parse_fetch_items,
     parse_sequence_set,
@@ -46,9 +47,9 @@ def test_mutf7_round_trip(text: str, wire: str) -> None:
 
 
 def test_mutf7_rejects_garbage() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unterminated"):
         decode_mutf7("&AMk")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="bad modified UTF-7"):
         decode_mutf7("&!!-")
 
 
@@ -69,7 +70,7 @@ def test_internaldate_format_and_parse() -> None:
     when = parse_internaldate("02-Jan-2026 03:04:05 +0100")
     assert format_internaldate(when) == b'"02-Jan-2026 02:04:05 +0000"'
     assert parse_internaldate(" 2-Jan-2026 03:04:05 +0000").day == 2
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="bad date-time"):
         parse_internaldate("2026-01-02")
 
 
@@ -119,7 +120,8 @@ def test_sequence_sets() -> None:
     assert [v for v in range(1, 12) if seq_contains(seqset, v, 11)] == [1, 2, 3, 7, 9, 10, 11]
     assert seq_contains(parse_sequence_set("100:*"), 5, 5)  # RFC 3501: n:* with n > * still names *
     assert seq_contains(parse_sequence_set("*"), 42, 42)
-    for bad in ("", "0", "1:", "a", "1,,2", ["1"]):
+    bad_sets: list[Token] = ["", "0", "1:", "a", "1,,2", ["1"]]
+    for bad in bad_sets:
         with pytest.raises(ParseError):
             parse_sequence_set(bad)
 
@@ -132,7 +134,8 @@ def test_fetch_items() -> None:
     assert items[2].response_key == b"BODY[]" and not items[2].peek
     assert items[3].partial == (5, None)
     assert [i.name for i in parse_fetch_items("FAST")] == ["FLAGS", "INTERNALDATE", "RFC822.SIZE"]
-    for bad in ("BODY.PEEK", "BODY[HEADER.FIELDS]", "BODY[1.MIMEX]", "BODY[0]", "FOO", [], ["UID", b"x"]):
+    bad_items: list[Token] = ["BODY.PEEK", "BODY[HEADER.FIELDS]", "BODY[1.MIMEX]", "BODY[0]", "FOO", [], ["UID", b"x"]]
+    for bad in bad_items:
         with pytest.raises(ParseError):
             parse_fetch_items(bad)
 

@@ -7,12 +7,13 @@ import signal
 import ssl
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from imapclient import IMAPClient
+
+from support import wait_until
 
 ADDRESS, PASSWORD = "proc@example.com", "procprocprocproc"
 
@@ -47,18 +48,22 @@ def start(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
 
 
 def wait_for_state(proc: subprocess.Popen[bytes], state: Path, timeout: float = 30.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def written() -> bool:
         if state.exists():
-            data: dict[str, Any] = json.loads(state.read_text())
-            return data
+            return True
         if proc.poll() is not None:
             _out, err = proc.communicate()
             pytest.fail(f"the emulator exited early ({proc.returncode}): {err.decode(errors='replace')}")
-        time.sleep(0.05)
-    proc.kill()
-    proc.communicate()
-    pytest.fail("no state file within the timeout")
+        return False
+
+    try:
+        wait_until(written, timeout, "the emulator's state file")
+    except AssertionError:
+        proc.kill()
+        proc.communicate()
+        raise
+    data: dict[str, Any] = json.loads(state.read_text())
+    return data
 
 
 def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> tuple[int, bytes, bytes]:

@@ -7,15 +7,16 @@ import base64
 import socket
 import ssl
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Coroutine, Iterator
 from email.message import EmailMessage
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import aiosmtplib
 import pytest
 from imapclient import IMAPClient
 
-from gmail_emulator import GmailEmulator, MessageInfo, SmtpFault
+from gmail_emulator import GmailEmulator, Knobs, MessageInfo, SmtpFault
+from support import wait_until, wait_until_async
 
 ALICE, ALICE_PW = "alice@example.com", "alicealicealicea"
 BOB, BOB_PW = "bob@example.com", "bobbobbobbobbobb"
@@ -27,11 +28,13 @@ SEED = {
 }
 
 Port = Literal["ssl", "starttls"]
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="module")
 def emu_module() -> Iterator[GmailEmulator]:
-    with GmailEmulator(seed=SEED) as emu:
+    # Filing and index delays off: the tests that are about them set them.
+    with GmailEmulator(seed=SEED, knobs=Knobs(sent_filing_delay_s=0.0, raw_search_lag_s=0.0)) as emu:
         yield emu
 
 
@@ -91,32 +94,41 @@ def send(
         kwargs["recipients"] = recipients
 
     async def run() -> tuple[dict[str, Any], str]:
+        return await aiosmtplib.send(message, **kwargs)
+
+    return run_closed(run())
+
+
+def run_closed(main: Coroutine[Any, Any, T]) -> T:
+    """asyncio.run that returns once every socket the coroutine opened is closed.
+
+    A closed TLS connection finishes its shutdown a few loop turns later; closing the loop before
+    that leaves an unclosed transport behind (a ResourceWarning).
+    """
+
+    async def wrapper() -> T:
+        loop = asyncio.get_running_loop()
+        sockets: list[Any] = []
+        opened = loop.create_connection
+
+        async def create_connection(*args: Any, **kwargs: Any) -> Any:
+            transport, protocol = await opened(*args, **kwargs)
+            sockets.append(transport.get_extra_info("socket"))
+            return transport, protocol
+
+        loop.create_connection = create_connection  # type: ignore[method-assign]
         try:
-            return await aiosmtplib.send(message, **kwargs)
+            return await main
         finally:
-            await settle()
+            await wait_until_async(lambda: all(sock.fileno() == -1 for sock in sockets))
 
-    return asyncio.run(run())
-
-
-async def settle() -> None:
-    """Let closing TLS transports finish their shutdown before asyncio.run closes the loop."""
-    await asyncio.sleep(0.05)
+    return asyncio.run(wrapper())
 
 
 def imap(emu: GmailEmulator, user: str, password: str) -> IMAPClient:
     client = IMAPClient(emu.host, port=emu.imap_port, ssl=True, ssl_context=emu.client_ssl_context(), timeout=10)
     client.login(user, password)
     return client
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def sent_copies(emu: GmailEmulator, account: str = ALICE) -> list[MessageInfo]:
@@ -173,10 +185,9 @@ def test_ehlo_shape_on_both_ports(emu: GmailEmulator) -> None:
             before = await submission.ehlo()
             plain_auth = set(submission.server_auth_methods)
             assert submission.supports_extension("starttls")
-        await settle()
         return resp.message, before.message, ssl_auth, plain_auth
 
-    ssl_ehlo, plain_ehlo, ssl_auth, plain_auth = asyncio.run(probe())
+    ssl_ehlo, plain_ehlo, ssl_auth, plain_auth = run_closed(probe())
     assert ssl_ehlo.startswith("smtp.gmail.com at your service, [127.0.0.1]")
     assert "ENHANCEDSTATUSCODES" in ssl_ehlo
     assert {"plain", "login"} <= ssl_auth
@@ -192,9 +203,8 @@ def test_starttls_port_refuses_mail_before_tls(emu: GmailEmulator) -> None:
             with pytest.raises(aiosmtplib.SMTPSenderRefused) as info:
                 await client.mail(ALICE)
             assert info.value.code == 530
-        await settle()
 
-    asyncio.run(attempt())
+    run_closed(attempt())
     assert emu.outbox() == []
 
 
@@ -207,26 +217,25 @@ def test_mail_without_auth_is_refused(emu: GmailEmulator) -> None:
             await client.ehlo()
             with pytest.raises(aiosmtplib.SMTPSenderRefused) as info:
                 await client.mail(ALICE)
-        await settle()
         return info.value.code
 
-    assert asyncio.run(attempt()) == 530
+    assert run_closed(attempt()) == 530
 
 
 def test_filing_delay_knob(emu: GmailEmulator) -> None:
     emu.set_knobs(sent_filing_delay_s=1.0)
     started = time.monotonic()
     send(emu, make_message())
-    assert sent_copies(emu) == []
+    assert sent_copies(emu) == [] and emu.smtp_pending() == 1
     assert len(inbox(emu, BOB)) == 1  # delivery has its own (zero) delay
-    assert wait_for(lambda: len(sent_copies(emu)) == 1, timeout=6)
+    wait_until(lambda: len(sent_copies(emu)) == 1, timeout=6)
     assert time.monotonic() - started >= 0.9
 
 
 def test_never_filed_knob(emu: GmailEmulator) -> None:
     emu.set_knobs(sent_filing_delay_s=None)
     send(emu, make_message())
-    time.sleep(0.3)
+    assert emu.smtp_pending() == 0  # nothing is scheduled that could file it later
     assert sent_copies(emu) == []
     assert len(emu.outbox()) == 1
     assert len(inbox(emu, BOB)) == 1
@@ -236,7 +245,7 @@ def test_delivery_delay_knob(emu: GmailEmulator) -> None:
     emu.set_knobs(delivery_delay_s=1.0)
     send(emu, make_message())
     assert inbox(emu, BOB) == []
-    assert wait_for(lambda: len(inbox(emu, BOB)) == 1, timeout=5)
+    wait_until(lambda: len(inbox(emu, BOB)) == 1, timeout=5)
 
 
 def test_local_delivery_joins_the_thread(emu: GmailEmulator) -> None:
@@ -277,7 +286,7 @@ def test_sent_to_self_with_filing_delay(emu: GmailEmulator) -> None:
     send(emu, make_message(to=ALICE, msgid="<note-2@example.com>"))
     first = emu.messages(ALICE)
     assert len(first) == 1 and first[0].labels == frozenset({"\\Inbox"})
-    assert wait_for(lambda: "\\Sent" in emu.messages(ALICE)[0].labels)
+    wait_until(lambda: "\\Sent" in emu.messages(ALICE)[0].labels)
     assert len(emu.messages(ALICE)) == 1
 
 
@@ -293,7 +302,8 @@ def test_bcc_style_envelope_recipients_are_delivered(emu: GmailEmulator) -> None
     assert len(inbox(emu, BOB)) == 1
 
 
-def test_similar_message_already_in_sent_is_not_filed_again(emu: GmailEmulator) -> None:
+def test_similar_message_already_in_sent_is_not_filed_again_when_merging(emu: GmailEmulator) -> None:
+    emu.set_knobs(merge_similar_sent=True)
     msg = make_message(msgid="<dup-1@example.com>")
     emu.append(ALICE, msg.as_bytes(), labels=["\\Sent"], flags=["\\Seen"])
     send(emu, msg)
@@ -303,6 +313,21 @@ def test_similar_message_already_in_sent_is_not_filed_again(emu: GmailEmulator) 
     msg["Date"] = "Tue, 03 Nov 2026 10:00:00 +0000"
     send(emu, msg)
     assert len(sent_copies(emu)) == 2
+
+
+def test_similar_message_is_filed_again_by_default(emu: GmailEmulator) -> None:
+    msg = make_message(msgid="<dup-2@example.com>")
+    emu.append(ALICE, msg.as_bytes(), labels=["\\Sent"], flags=["\\Seen"])
+    send(emu, msg)
+    assert len(sent_copies(emu)) == 2  # no merging unless the knob asks for it
+    assert emu.smtp_pending() == 0
+
+
+def test_default_knobs_are_realistic_delays() -> None:
+    knobs = Knobs()
+    assert knobs.sent_filing_delay_s is not None and 2.0 <= knobs.sent_filing_delay_s <= 10.0
+    assert 2.0 <= knobs.raw_search_lag_s <= 5.0
+    assert knobs.merge_similar_sent is False and knobs.thread_by_subject is True
 
 
 def test_outbox_keeps_exact_bytes_and_missing_headers_are_added(emu: GmailEmulator) -> None:
@@ -398,9 +423,8 @@ def test_wire_log_redacts_auth_login(emu: GmailEmulator) -> None:
         async with client:
             await client.ehlo()
             await client.auth_login(ALICE, ALICE_PW)
-        await settle()
 
-    asyncio.run(login())
+    run_closed(login())
     client = _client_wire(emu)
     assert b"AUTH LOGIN" in client
     assert base64.b64encode(ALICE_PW.encode()) not in client
@@ -475,7 +499,7 @@ def test_fault_drop_during_data_loses_the_message(emu: GmailEmulator) -> None:
     emu.add_smtp_fault(SmtpFault("data", "drop"))
     with pytest.raises(aiosmtplib.SMTPServerDisconnected):
         send(emu, make_message())
-    time.sleep(0.1)
+    wait_until(lambda: emu.smtp_open_sessions() == 0)  # the server is done with the dropped session
     assert emu.outbox() == []
     assert sent_copies(emu) == []
     assert emu.messages(BOB) == []
@@ -530,11 +554,11 @@ def test_fault_always_until_cleared(emu: GmailEmulator) -> None:
 
 
 def test_fault_rule_validation() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown SMTP fault stage"):
         SmtpFault("quit", "421")  # type: ignore[arg-type]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown SMTP fault action"):
         SmtpFault("mail", "500")  # type: ignore[arg-type]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="times must be"):
         SmtpFault("mail", "421", times=0)
 
 
@@ -547,7 +571,7 @@ def _raw_session(emu: GmailEmulator) -> ssl.SSLSocket:
     return ctx.wrap_socket(sock, server_hostname=emu.host)
 
 
-def _reply(conn: ssl.SSLSocket) -> bytes:
+def _reply(conn: socket.socket) -> bytes:
     data = b""
     while True:
         chunk = conn.recv(4096)
@@ -563,12 +587,11 @@ def test_client_vanishing_during_starttls(emu: GmailEmulator) -> None:
     with socket.create_connection((emu.host, emu.smtp_starttls_port), timeout=5) as sock:
         assert sock.recv(4096).startswith(b"220 ")
         sock.sendall(b"EHLO test\r\n")
-        time.sleep(0.1)
-        sock.recv(4096)
+        assert _reply(sock).startswith(b"250-")
         sock.sendall(b"STARTTLS\r\n")
         assert sock.recv(4096).startswith(b"220 2.0.0")
         sock.sendall(b"\x16\x03\x01\x00\x05hello")  # the start of a broken ClientHello
-    time.sleep(0.1)
+    wait_until(lambda: emu.smtp_open_sessions() == 0)
     send(emu, make_message(), port="starttls")
     assert len(emu.outbox()) == 1
 
@@ -595,7 +618,32 @@ def test_client_vanishing_never_breaks_the_server(emu: GmailEmulator, cut_after:
             conn.sendall(b"DATA\r\n")
             assert _reply(conn).startswith(b"354 ")
             conn.sendall(b"Subject: half\r\n\r\nonly half of the")
-    time.sleep(0.1)
+    wait_until(lambda: emu.smtp_open_sessions() == 0)
     assert emu.outbox() == []
     send(emu, make_message())
     assert len(emu.outbox()) == 1
+
+
+@pytest.mark.parametrize(("stage", "accepted"), [("mail", False), ("after_data", True)])
+def test_fault_hold_keeps_the_reply_until_the_client_goes(
+    emu: GmailEmulator, stage: Literal["mail", "after_data"], accepted: bool
+) -> None:
+    emu.add_smtp_fault(SmtpFault(stage, "hold"))
+
+    async def held_send() -> None:
+        client = aiosmtplib.SMTP(
+            hostname=emu.host, port=emu.smtp_ssl_port, use_tls=True, cert_bundle=str(emu.ca_file), timeout=10
+        )
+        await client.connect()
+        await client.login(ALICE, ALICE_PW)
+        sending = asyncio.ensure_future(client.sendmail(ALICE, [BOB], make_message().as_bytes()))
+        await wait_until_async(lambda: emu.smtp_held() >= 1, 10, "the hold")  # the emulator has its own loop
+        assert not sending.done()  # no reply while held
+        client.close()  # the client goes away, as a killed process would
+        with pytest.raises(aiosmtplib.SMTPException):
+            await sending
+
+    asyncio.run(held_send())
+    assert len(emu.outbox()) == (1 if accepted else 0)
+    with pytest.raises(ValueError, match="hold works at"):
+        SmtpFault("ehlo", "hold")

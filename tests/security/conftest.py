@@ -49,6 +49,21 @@ def counts(request: pytest.FixtureRequest) -> Counter[str]:
     return _counts(request.config)
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Under pytest-xdist a worker hands its tallies to the controller, which prints the summary."""
+    del exitstatus
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["security_counts"] = dict(_counts(session.config))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    del error
+    worker_counts = getattr(node, "workeroutput", {}).get("security_counts", {})
+    _counts(node.config).update(worker_counts)
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     del exitstatus
     tally = config.stash.get(COUNTS, None)
@@ -131,6 +146,7 @@ def make_runtime(emulator: GmailEmulator, tmp_path: Path, files: dict[str, Path]
             endpoint=resolve_endpoint(environ),
             layout=None,
             environ=environ,
+            state_dir=tmp_path / "state",
         )
 
     return make
@@ -146,7 +162,8 @@ def recorder() -> Recorder:
 
 @pytest.fixture
 def call(recorder: Recorder) -> Callable[..., Any]:
-    return recorder.call
+    call: Callable[..., Any] = recorder.call
+    return call
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ inside the download folder.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections import Counter
@@ -25,6 +26,7 @@ from hypothesis import strategies as st
 from security_support import ACCOUNTS, CANARY, ME, Recorder, error_of
 
 from gmail_emulator import GmailEmulator
+from mcp_multi_gmail.errors import MailError
 from mcp_multi_gmail.mail import inputs
 from mcp_multi_gmail.runtime import Runtime
 
@@ -33,10 +35,10 @@ OWN_DATA = Path(__file__).parent / "data"
 
 def _cpython_corpus() -> list[Path]:
     try:
-        import test.test_email as corpus_package  # the test package is optional in a Python install
+        corpus_package = importlib.import_module("test.test_email")  # optional in a Python install
     except ImportError:
         return []
-    return sorted((Path(os.path.dirname(corpus_package.__file__)) / "data").glob("msg_*.txt"))
+    return sorted((Path(os.path.dirname(corpus_package.__file__ or "")) / "data").glob("msg_*.txt"))
 
 
 CORPUS = [*_cpython_corpus(), *sorted(OWN_DATA.glob("msg_*.txt"))]
@@ -56,7 +58,7 @@ def _with_message_id(raw: bytes, fallback: str) -> tuple[bytes, str]:
         candidate = found[0].decode("ascii", "replace").strip()
         try:
             bare = inputs.message_id(candidate)
-        except Exception:
+        except MailError:  # the tool refuses it the same way; anything else is a bug to see
             bare = ""
         if bare and bare.isascii() and "<" not in bare and ">" not in bare and bare != fallback:
             return raw, bare

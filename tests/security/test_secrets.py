@@ -11,7 +11,6 @@ import json
 import os
 import queue
 import subprocess
-import sys
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -27,8 +26,9 @@ from gmail_emulator import FaultRule, GmailEmulator, SmtpFault
 from mcp_multi_gmail import cli
 from mcp_multi_gmail.config import ConfigError, load_config
 from mcp_multi_gmail.runtime import Runtime
+from support import INITIALIZED, SERVER_SCRIPT, initialize_request
 
-SCRIPT = Path(sys.executable).parent / "mcp-multi-gmail"
+SCRIPT = SERVER_SCRIPT
 GOOD_ACCOUNT = {"name": "o", "address": ME, "password": CANARY_GROUPED}
 
 
@@ -253,8 +253,13 @@ async def test_successful_work_never_shows_the_password(
 # ------------------------------------------------------------------ the real process over stdio
 
 
-def _env(emulator: GmailEmulator) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", ""), **emulator.env()}
+def _env(emulator: GmailEmulator, state_dir: Path) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", ""),
+        "MG_WATCH_DIR": str(state_dir),
+        **emulator.env(),
+    }
 
 
 @pytest.mark.anyio
@@ -270,16 +275,17 @@ async def test_server_process_keeps_the_password_off_stdout_and_stderr(emulator:
     }
     path = _config(tmp_path, config)
     errlog = tmp_path / "stderr.txt"
-    params = StdioServerParameters(command=str(SCRIPT), args=["--config", str(path)], env=_env(emulator))
+    params = StdioServerParameters(command=str(SCRIPT), args=["--config", str(path)], env=_env(emulator, tmp_path))
     texts: list[str] = []
     with errlog.open("w") as stderr:
         async with Client(stdio_client(params, errlog=stderr)) as client:
-            for tool, args in [
+            calls: list[tuple[str, dict[str, Any]]] = [
                 ("mg_list_accounts", {"verify": True}),
                 ("mg_get_message", {"account": "o", "message_id": "dotaz-1@partner.example"}),
                 ("mg_get_message", {"account": "t", "message_id": "dotaz-1@partner.example"}),
                 ("mg_send_message", {"account": "o", "to": ["a@partner.example"], "subject": "x", "body": "y"}),
-            ]:
+            ]
+            for tool, args in calls:
                 result = await client.call_tool(tool, args)
                 texts.append(json.dumps(result.structured_content, ensure_ascii=False))
                 texts.extend(getattr(block, "text", "") for block in result.content)
@@ -352,25 +358,15 @@ def test_invalid_utf8_over_stdio_is_refused_and_the_server_lives_on(emulator: Gm
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=_env(emulator),
+        env=_env(emulator, tmp_path),
     )
     lines = _stdout_lines(proc)
     seen: list[bytes] = []
     tool = b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "%s", "arguments": %s}}'
     try:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        }
-        _rpc_line(proc, json.dumps(init).encode())
+        _rpc_line(proc, json.dumps(initialize_request("raw")).encode())
         _reply(lines, 1, seen)
-        _rpc_line(proc, b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        _rpc_line(proc, json.dumps(INITIALIZED).encode())
         _rpc_line(proc, tool % (2, b"mg_search_threads", b'{"account": "o", "query": "cen\xff\xfe\xc3"}'))
         assert "result" in _reply(lines, 2, seen)
         _rpc_line(proc, tool % (3, b"mg_search_threads", b'{"account": "o", "query": "cen\\udcff"}'))

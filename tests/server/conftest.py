@@ -20,7 +20,7 @@ from mcp_multi_gmail.server import build_server
 
 
 @pytest.fixture
-def make_runtime(emulator: GmailEmulator) -> Callable[[Path], Runtime]:
+def make_runtime(emulator: GmailEmulator, tmp_path: Path) -> Callable[[Path], Runtime]:
     def make(config_path: Path) -> Runtime:
         forget_special_folders()  # every test starts like a fresh server process
         environ = emulator.env()
@@ -29,6 +29,7 @@ def make_runtime(emulator: GmailEmulator) -> Callable[[Path], Runtime]:
             endpoint=resolve_endpoint(environ),
             layout=None,
             environ=environ,
+            state_dir=tmp_path / "state",  # the send journal of this test only
         )
 
     return make
@@ -53,6 +54,7 @@ def demo(
         endpoint=resolve_endpoint(environ),
         layout=None,
         environ=environ,
+        state_dir=tmp_path / "state",
     )
 
 

@@ -135,7 +135,8 @@ async def _page(call: Call, runtime: Runtime, token: str | None) -> dict[str, An
     args: dict[str, Any] = {"account": "o", "since": (datetime.now(UTC) - timedelta(days=1)).date().isoformat()}
     if token is not None:
         args["page_token"] = token
-    return await ok(call, runtime, "mg_next_pass", max_threads=2, **args)
+    page: dict[str, Any] = await ok(call, runtime, "mg_next_pass", max_threads=2, **args)
+    return page
 
 
 async def test_pass_pages_survive_labelling_between_them(emulator: GmailEmulator, runtime: Runtime, call: Call) -> None:

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from mcp_multi_gmail import __version__
+from support import ROOT, SERVER_SCRIPT
 
 OSOBNI = {"name": "osobni", "address": "osobni@example.cz", "password": "osobniheslohesla"}
-SCRIPT = Path(sys.executable).parent / "mcp-multi-gmail"
+SCRIPT = SERVER_SCRIPT
 
 
 def run(
@@ -134,7 +135,7 @@ def test_json_config_written_by_windows_notepad_with_bom(tmp_path: Path) -> None
 
 def test_version_is_2_0_0_in_package_cli_and_changelog() -> None:
     # It replaces 1.5.0 and changes the Message-ID form: a major version.
-    root = Path(__file__).resolve().parents[2]
+    root = ROOT
     pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     assert pyproject["project"]["version"] == __version__ == "2.0.0"
     assert run(["--version"]).stdout == "mcp-multi-gmail 2.0.0\n"

@@ -163,7 +163,8 @@ async def test_tools_declare_schema_title_annotations(
         assert tool.title and tool.output_schema is not None and tool.annotations is not None
         for name, spec in tool.input_schema.get("properties", {}).items():
             assert spec.get("description"), f"{tool.name}.{name} has no description"
-    assert tools["mg_list_accounts"].annotations.read_only_hint is True
+    annotations = tools["mg_list_accounts"].annotations
+    assert annotations is not None and annotations.read_only_hint is True
 
 
 async def test_connection_dropped_at_login_is_network_not_a_bad_password(

@@ -7,7 +7,7 @@ emulator's own settings back, its report on a real account would be worth nothin
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import fields
 from datetime import UTC, datetime, time, timedelta
 from email.message import EmailMessage
@@ -40,7 +40,7 @@ def mail(mid: str, subject: str = "Zpráva") -> EmailMessage:
 
 
 @pytest.fixture
-def mailbox(emulator: GmailEmulator) -> Iterator[GmailEmulator]:
+def mailbox(emulator: GmailEmulator) -> GmailEmulator:
     """A mailbox with mail a few minutes either side of each test zone's midnight on three days,
     a flat and a nested label, and one message in Trash."""
     emulator.add_account(ADDRESS, PASSWORD, labels=["Práce", "Projekt/Alfa"])
@@ -56,7 +56,7 @@ def mailbox(emulator: GmailEmulator) -> Iterator[GmailEmulator]:
     emulator.deliver(ADDRESS, mail("alfa-1"), labels=["\\Inbox", "Projekt/Alfa"])
     emulator.deliver(ADDRESS, mail("vlakno-1", "Porada"), labels=["\\Inbox"])
     emulator.deliver(ADDRESS, mail("smeti"), location="trash")
-    yield emulator
+    return emulator
 
 
 def probe(emulator: GmailEmulator, *, write_test: bool = False) -> ProbeReport:

@@ -278,7 +278,10 @@ async def test_hostile_attachment_names_stay_in_download_dir(
 ) -> None:
     msg = message("Příloha", "viz příloha", message_id="<priloha@example.org>")
     msg.add_attachment(b"obsah", maintype="application", subtype="octet-stream")
-    part = msg.get_payload()[1]
+    payload = msg.get_payload()
+    assert isinstance(payload, list)
+    part = payload[1]
+    assert isinstance(part, EmailMessage)
     part.replace_header("Content-Disposition", "attachment")
     part.set_param("filename", hostile, header="Content-Disposition")
     emulator.deliver("osobni@example.cz", msg.as_bytes())

@@ -67,7 +67,7 @@ class Assistant:
 
     async def __call__(self, tool: str, **args: Any) -> dict[str, Any]:
         result = await self.client.call_tool(tool, args)
-        assert result.is_error is False, result.content[0].text
+        assert result.is_error is False, result.content
         data: dict[str, Any] = result.structured_content
         self.transcript.calls.append(tool)
         text = sum(len(c.text.encode()) for c in result.content if c.type == "text")

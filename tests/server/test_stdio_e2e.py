@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from mcp.types import TextResourceContents
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI
+from support import INITIALIZED, SERVER_SCRIPT, initialize_request
 
 OSOBNI = {
     "name": "osobni",
@@ -25,17 +25,27 @@ OSOBNI = {
     "can_send": True,
 }
 TYM = {"name": "tym", "address": "tym@example.com", "password": "tymovehesloheslo"}
-SCRIPT = Path(sys.executable).parent / "mcp-multi-gmail"
+SCRIPT = SERVER_SCRIPT
 
 
-def server_env(emulator: GmailEmulator) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", ""), **emulator.env()}
+def server_env(emulator: GmailEmulator, state_dir: Path) -> dict[str, str]:
+    """The server's environment; its state folder (send journal) belongs to the test."""
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", ""),
+        "MG_WATCH_DIR": str(state_dir),
+        **emulator.env(),
+    }
 
 
 @pytest.mark.anyio
-async def test_sdk_client_over_stdio(emulator: GmailEmulator, write_config: Callable[..., Path]) -> None:
+async def test_sdk_client_over_stdio(
+    emulator: GmailEmulator, write_config: Callable[..., Path], tmp_path: Path
+) -> None:
     config = write_config([OSOBNI, TYM])
-    params = StdioServerParameters(command=str(SCRIPT), args=["--config", str(config)], env=server_env(emulator))
+    params = StdioServerParameters(
+        command=str(SCRIPT), args=["--config", str(config)], env=server_env(emulator, tmp_path)
+    )
     async with Client(params) as client:
         assert client.instructions is not None
         assert "osobni" in client.instructions and GUIDE_URI in client.instructions
@@ -60,33 +70,24 @@ async def test_sdk_client_over_stdio(emulator: GmailEmulator, write_config: Call
         assert result.structured_content["smtp"] == [{"account": "osobni", "port": 465}]
 
 
-def test_stdout_carries_only_protocol(emulator: GmailEmulator, write_config: Callable[..., Path], raw_rpc: Any) -> None:
+def test_stdout_carries_only_protocol(
+    emulator: GmailEmulator, write_config: Callable[..., Path], raw_rpc: Any, tmp_path: Path
+) -> None:
     config = write_config([OSOBNI, {**TYM, "password": "wrongwrongwrongw"}])
     proc = subprocess.Popen(
         [str(SCRIPT), "--config", str(config)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=server_env(emulator),
+        env=server_env(emulator, tmp_path),
     )
     rpc = raw_rpc(proc)
     try:
-        rpc.send(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw-test", "version": "1"},
-                },
-            },
-        )
+        rpc.send(initialize_request("raw-test"))
         init = rpc.reply(1)
         info = init["result"]["serverInfo"]
         assert (info["name"], info["version"]) == ("mcp-multi-gmail", "2.0.0")
-        rpc.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        rpc.send(INITIALIZED)
         rpc.send(
             {
                 "jsonrpc": "2.0",
@@ -119,10 +120,12 @@ def test_stdout_carries_only_protocol(emulator: GmailEmulator, write_config: Cal
 
 @pytest.mark.anyio
 async def test_draft_send_then_trash_the_draft_over_stdio(
-    emulator: GmailEmulator, write_config: Callable[..., Path]
+    emulator: GmailEmulator, write_config: Callable[..., Path], tmp_path: Path
 ) -> None:
     config = write_config([OSOBNI])
-    params = StdioServerParameters(command=str(SCRIPT), args=["--config", str(config)], env=server_env(emulator))
+    params = StdioServerParameters(
+        command=str(SCRIPT), args=["--config", str(config)], env=server_env(emulator, tmp_path)
+    )
     text = {"to": ["petr@partner.example"], "subject": "Schůzka", "body": "Hodí se vám úterý?"}
     async with Client(params) as client:
         draft = await client.call_tool("mg_save_draft", {"account": "osobni", **text})

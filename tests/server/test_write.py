@@ -13,6 +13,7 @@ import pytest
 from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator, SmtpFault
+from mcp_multi_gmail.mail import send
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -280,8 +281,9 @@ async def test_bcc_absent_from_delivered_bytes_and_gmail_files_the_copy(
 
 
 async def test_never_filed_means_the_server_appends_with_bcc(
-    emulator: GmailEmulator, sender: Callable[..., Runtime], call: Call
+    emulator: GmailEmulator, sender: Callable[..., Runtime], call: Call, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(send, "SENT_WAIT_S", 0.5)  # the 15 s wait itself is tested in test_sent_copy
     emulator.set_knobs(sent_filing_delay_s=None)
     data = await ok(
         call,

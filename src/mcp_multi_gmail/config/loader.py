@@ -19,6 +19,10 @@ from .report import ConfigError, Problems, schema_report
 from .resolved import Account, Alias, Config
 from .signatures import resolve_signatures
 
+# Gmail allows 15 IMAP connections per account, shared with the user's other mail clients.
+MIN_CONNECTIONS, MAX_CONNECTIONS = 1, 10
+MIN_CALL_TIMEOUT_S, MAX_CALL_TIMEOUT_S = 10, 600
+
 
 def load_config(
     path: Path, *, layout: AddonLayout | None = None, environ: Mapping[str, str] | None = None
@@ -86,6 +90,12 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
         if watch_interval_ms is None or watch_interval_ms < MIN_INTERVAL_MS:
             problems.add(f'"watch_interval" je "{model.watch_interval}", čeká se třeba "5m", nejméně "1m"')
 
+    if not MIN_CALL_TIMEOUT_S <= model.call_timeout_s <= MAX_CALL_TIMEOUT_S:
+        problems.add(
+            f'"call_timeout_s" je {model.call_timeout_s}, čeká se počet sekund od {MIN_CALL_TIMEOUT_S} '
+            f"do {MAX_CALL_TIMEOUT_S} (výchozí 60)"
+        )
+
     names = [a.name for a in model.accounts]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -128,6 +138,7 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
         watch_interval_ms=watch_interval_ms,
         secret_files=tuple(secret_files),
         warnings=tuple(warnings),
+        call_timeout_s=model.call_timeout_s,
     )
 
 
@@ -162,6 +173,12 @@ def _resolve_account(
                 f'{who} / alias {alias.address} odkazuje na podpis "{alias.default_signature}", '
                 'který v "signatures" není'
             )
+
+    if not MIN_CONNECTIONS <= acc.max_connections <= MAX_CONNECTIONS:
+        problems.add(
+            f'{who}: "max_connections" je {acc.max_connections}, čeká se číslo od {MIN_CONNECTIONS} do '
+            f"{MAX_CONNECTIONS} (Gmail dovolí 15 spojení na účet včetně telefonu a dalších programů; výchozí 4)"
+        )
 
     classifications = acc.classification_labels if acc.own_classifications else model.classification_labels
     if acc.own_classifications:
@@ -200,6 +217,7 @@ def _resolve_account(
             for a in acc.aliases
         ),
         smtp_port=acc.smtp_port if acc.smtp_port is not None else model.smtp_port,
+        max_connections=acc.max_connections,
     )
 
 

@@ -101,6 +101,7 @@ class RawAccount(BaseModel):
     default_signature: NonEmpty | None = None
     aliases: list[RawAlias] = Field(default_factory=list)
     smtp_port: SmtpPort | None = None
+    max_connections: int = 4
 
     @property
     def limits_recipients(self) -> bool:
@@ -123,3 +124,4 @@ class RawConfig(BaseModel):
     passwords_file: PlainText | None = None
     watch_hours: str | None = None
     watch_interval: str | None = None
+    call_timeout_s: int = 60

@@ -42,6 +42,7 @@ class Account:
     default_signature: str | None
     aliases: tuple[Alias, ...]
     smtp_port: int | None  # None = probe 465, then 587
+    max_connections: int = 4  # simultaneous IMAP connections this server opens to the mailbox
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class Config:
     watch_interval_ms: int | None
     secret_files: tuple[Path, ...]  # files holding app passwords (for the git warning)
     warnings: tuple[str, ...]  # Czech, without the "POZOR: " prefix the CLI adds
+    call_timeout_s: int = 60  # one deadline for every tool call
 
     def account(self, name: str) -> Account | None:
         return next((a for a in self.accounts if a.name == name), None)

@@ -437,24 +437,8 @@ def _attachment_part(filename: str, content: bytes, mime: str) -> EmailMessage:
     return part
 
 
-def compose(draft: Draft, *, message_id: str, date: datetime, quote_locale: QuoteLocale) -> Composed:
-    """Build the message once; `data` for drafts and Sent copies, `smtp_data` for submission."""
-    # Every header value is checked before anything is built.
-    bare_message_id = _bare_id("Message-ID", message_id)
-    check_header_value("Subject", draft.subject)
-    subject = _checked_text("Subject", draft.subject)
-    sender = _plain_address("From address", draft.from_address)
-    from_name: str | None = None
-    if draft.from_name is not None:
-        check_header_value("From display name", draft.from_name)
-        from_name = draft.from_name.strip() or None
-    to = _address_list("To", draft.to)
-    cc = _address_list("Cc", draft.cc)
-    bcc = _address_list("Bcc", draft.bcc)
-    in_reply_to = _bare_id("In-Reply-To", draft.in_reply_to) if draft.in_reply_to is not None else None
-    references = _references(draft.references, in_reply_to)
-    parts = [_attachment_part(name, content, mime) for name, content, mime in draft.attachments]
-
+def _bodies(draft: Draft, quote_locale: QuoteLocale) -> tuple[str, str, bool]:
+    """The text and HTML bodies with signature and quote, and whether a quote was added."""
     plain = _checked_text("body", draft.body)
     markup = _checked_text("HTML body", draft.html_body) if draft.html_body is not None else None
     html = markup if markup is not None and markup.strip() else html_from_text(plain)
@@ -473,9 +457,28 @@ def compose(draft: Draft, *, message_id: str, date: datetime, quote_locale: Quot
             plain = f"{plain}\n\n{text_quote}"
             html = _append_html(html, html_quote)
             quoted = True
-    plain = _checked_text("message text", plain)
-    html = _checked_text("message HTML", html)
+    return _checked_text("message text", plain), _checked_text("message HTML", html), quoted
 
+
+def compose(draft: Draft, *, message_id: str, date: datetime, quote_locale: QuoteLocale) -> Composed:
+    """Build the message once; `data` for drafts and Sent copies, `smtp_data` for submission."""
+    # Every header value is checked before anything is built.
+    bare_message_id = _bare_id("Message-ID", message_id)
+    check_header_value("Subject", draft.subject)
+    subject = _checked_text("Subject", draft.subject)
+    sender = _plain_address("From address", draft.from_address)
+    from_name: str | None = None
+    if draft.from_name is not None:
+        check_header_value("From display name", draft.from_name)
+        from_name = draft.from_name.strip() or None
+    to = _address_list("To", draft.to)
+    cc = _address_list("Cc", draft.cc)
+    bcc = _address_list("Bcc", draft.bcc)
+    in_reply_to = _bare_id("In-Reply-To", draft.in_reply_to) if draft.in_reply_to is not None else None
+    references = _references(draft.references, in_reply_to)
+    parts = [_attachment_part(name, content, mime) for name, content, mime in draft.attachments]
+
+    plain, html, quoted = _bodies(draft, quote_locale)
     when = date if date.tzinfo is not None else date.replace(tzinfo=UTC)
 
     msg = EmailMessage(policy=_POLICY)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import re
 import socket
 import ssl
@@ -21,7 +22,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from .. import deadline
 from ..errors import MailError
+from .connections import Connections, Gate
 from .endpoint import Endpoint
 from .refusals import command_refused, login_refused
 
@@ -35,11 +38,15 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# Connect quickly (a blocked port stays silent), but let big fetches take their time.
+# Connect quickly (a blocked port stays silent), but let big fetches take their time. Both are
+# shortened to what is left of the call's deadline.
 CONNECT_TIMEOUT_S = 30.0
 READ_TIMEOUT_S = 120.0
 # The LOGOUT after the answer has gone back: short, because nothing useful depends on it.
 LOGOUT_TIMEOUT_S = 5.0
+# Gmail's answer to one LOGIN too many; the wait before the one more try is jittered so that
+# parallel calls do not come back at the same moment.
+TOO_MANY_BACKOFF_S = (1.0, 3.0)
 
 ALL_MAIL = "\\All"
 DRAFTS = "\\Drafts"
@@ -86,7 +93,62 @@ def network_error(account: str, error: BaseException, *, changed: bool = False) 
     )
 
 
+class TooManyConnections(MailError):
+    """Gmail refused LOGIN because the account has too many IMAP connections open (the user's
+    other clients hold them, or another program): worth one more try after a pause."""
+
+    def __init__(self, refused: MailError) -> None:
+        super().__init__(refused.code, refused.message, retryable=refused.retryable)
+
+
+def too_many_connections(reason: str) -> bool:
+    return "too many simultaneous connections" in reason.lower()
+
+
 _APPENDUID = re.compile(r"APPENDUID (\d+) (\d+)", re.IGNORECASE)
+
+# Gmail's command-length limit is undocumented and other servers answer BAD to very long lines
+# (RFC 7162 section 4 asks servers to take at least 8192 octets): long id lists and UID sets are
+# split into commands of bounded size, so the number of commands grows in steps, not per message.
+IDS_PER_SEARCH = 50
+UIDS_PER_COMMAND = 1000
+MAX_LINE_CHARS = 7000
+
+
+def _batches(items: list[T], most: int, width: Callable[[T], int]) -> list[list[T]]:
+    """Items in order, in groups of at most `most` whose widths add up to at most MAX_LINE_CHARS."""
+    batches: list[list[T]] = []
+    current: list[T] = []
+    chars = 0
+    for item in items:
+        wide = width(item)
+        if current and (len(current) >= most or chars + wide > MAX_LINE_CHARS):
+            batches.append(current)
+            current, chars = [], 0
+        current.append(item)
+        chars += wide
+    if current:
+        batches.append(current)
+    return batches
+
+
+def uid_batches(uids: list[int]) -> list[list[int]]:
+    """Sorted distinct UIDs in groups of at most UIDS_PER_COMMAND that fit on one command line."""
+    return _batches(sorted(set(uids)), UIDS_PER_COMMAND, lambda uid: len(str(uid)) + 1)
+
+
+def id_batches(bare_ids: list[str]) -> list[list[str]]:
+    """Message-IDs in groups of at most IDS_PER_SEARCH whose search terms fit on one command line."""
+    # The term around each id: rfc822msgid:"…" or OR HEADER Message-ID "<…>".
+    return _batches(bare_ids, IDS_PER_SEARCH, lambda bare: len(bare.encode()) + 24)
+
+
+def _header_term(bare: str) -> str:
+    """`HEADER Message-ID "<id>"`, always quoted: an unquoted id such as `a{3}` would read as a literal."""
+    escaped = bare.replace("\\", "\\\\").replace('"', '\\"')
+    return f'HEADER Message-ID "<{escaped}>"'
+
+
 # Gmail's verdict and the delivery trace that shows Gmail wrote it (see parse.authentication).
 AUTH_FIELDS = "AUTHENTICATION-RESULTS ARC-AUTHENTICATION-RESULTS RECEIVED RECEIVED-SPF"
 AUTH_HEADER = f"BODY.PEEK[HEADER.FIELDS ({AUTH_FIELDS})]"
@@ -174,7 +236,17 @@ class ImapSession:
         self._exists = 0  # messages in the open folder, from the SELECT/EXAMINE answer
         # A command that changes the mailbox (CREATE, STORE, APPEND, MOVE) was sent: if the connection
         # breaks from here on, its outcome is unknown and the error has to say so.
-        self.changes_sent = False
+        self._changes_sent = False
+
+    @property
+    def changes_sent(self) -> bool:
+        return self._changes_sent
+
+    @changes_sent.setter
+    def changes_sent(self, value: bool) -> None:
+        self._changes_sent = value
+        if value:
+            deadline.with_progress(lambda progress: progress.mark_changed(self.account))
 
     def all_folders(self) -> list[tuple[str, str | None, bool]]:
         """(path, special-use flag or None, selectable) for every folder, from one LIST per session."""
@@ -262,26 +334,59 @@ class ImapSession:
         wide = any(isinstance(item, str) and not item.isascii() for item in criteria)
         return sorted(int(u) for u in self.client.search(criteria, charset="UTF-8" if wide else None))
 
+    def search_header_ids(self, bare_ids: list[str]) -> list[int]:
+        """UID SEARCH HEADER Message-ID "<id>" in the open folder, OR-grouped IDS_PER_SEARCH at a time.
+
+        It reads the header itself, not Gmail's search index, which lags behind new mail (the
+        brackets make the substring match an exact one)."""
+        found: set[int] = set()
+        plain = [bare for bare in bare_ids if bare.isascii() and bare.isprintable()]
+        for batch in id_batches(plain):
+            criteria = "OR " * (len(batch) - 1) + " ".join(_header_term(bare) for bare in batch)
+            found.update(int(u) for u in self.client.search(criteria))  # a string goes out as written
+        for bare in bare_ids:
+            if not bare.isascii() and bare.isprintable():
+                found.update(self.search(["HEADER", "Message-ID", f"<{bare}>"]))  # as a UTF-8 literal
+        return sorted(found)
+
+    def search_gmail_msgid(self, msgid: int) -> list[int]:
+        """UID SEARCH X-GM-MSGID: Gmail's own id of one message, answered without the search index."""
+        return self.search(["X-GM-MSGID", msgid])
+
     def fetch(self, uids: list[int], items: list[str]) -> dict[int, Fetched]:
-        """One UID FETCH for the whole set, however many messages it holds."""
-        if not uids:
-            return {}
-        answer = self.client.fetch(uids, items)
-        return {int(uid): _fetched(int(uid), data) for uid, data in answer.items()}
+        """UID FETCH of a whole set: one command per UIDS_PER_COMMAND messages, never one per message."""
+        found: dict[int, Fetched] = {}
+        for batch in uid_batches(uids):
+            answer = self.client.fetch(batch, items)
+            found.update((int(uid), _fetched(int(uid), data)) for uid, data in answer.items())
+        return found
 
-    def find_message_ids(self, bare_ids: list[str]) -> dict[str, list[Fetched]]:
-        """The copies of many Message-IDs in two commands: one X-GM-RAW OR-group, one FETCH.
-
-        Keys are the ids as the envelopes carry them, case-folded (Gmail matches them that way)."""
-        if not bare_ids:
-            return {}
-        terms = " ".join(f'rfc822msgid:"{bare}"' for bare in bare_ids)
-        uids = self.search_raw(f"{{{terms}}}" if len(bare_ids) > 1 else terms)
+    def _by_message_id(self, uids: list[int]) -> dict[str, list[Fetched]]:
         found: dict[str, list[Fetched]] = {}
         for item in self.fetch(uids, ["ENVELOPE", "X-GM-THRID", "X-GM-LABELS", "FLAGS"]).values():
             key = item.envelope.message_id if item.envelope else None
             if key is not None:
                 found.setdefault(key.casefold(), []).append(item)
+        return found
+
+    def find_message_ids(self, bare_ids: list[str]) -> dict[str, list[Fetched]]:
+        """The copies of many Message-IDs: an X-GM-RAW OR-group and a FETCH (per IDS_PER_SEARCH ids).
+
+        Ids the search index does not know yet (it lags behind new mail) are looked for once more by
+        their header, in one more search and FETCH, so that cost is paid only on a miss. Keys are the
+        ids as the envelopes carry them, case-folded (Gmail matches them that way)."""
+        if not bare_ids:
+            return {}
+        uids: set[int] = set()
+        for batch in id_batches(bare_ids):
+            terms = " ".join(f'rfc822msgid:"{bare}"' for bare in batch)
+            uids.update(self.search_raw(f"{{{terms}}}" if len(batch) > 1 else terms))
+        found = self._by_message_id(sorted(uids))
+        missing = [bare for bare in bare_ids if bare.casefold() not in found]
+        if missing:
+            late = [uid for uid in self.search_header_ids(missing) if uid not in uids]
+            for key, items in self._by_message_id(late).items():
+                found.setdefault(key, []).extend(items)
         return found
 
     # ------------------------------------------------------------------ IDLE (RFC 2177)
@@ -343,36 +448,38 @@ class ImapSession:
         """UID STORE ±X-GM-LABELS.SILENT; False when Gmail refuses (the caller reads back anyway)."""
         from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
 
-        if not uids:
-            return True
-        self.changes_sent = True
-        try:
-            if add:
-                self.client.add_gmail_labels(uids, labels, silent=True)
-            else:
-                self.client.remove_gmail_labels(uids, labels, silent=True)
-        except IMAPClientAbortError:
-            raise
-        except IMAPClientError:
-            return False
-        return True
+        accepted = True
+        for batch in uid_batches(uids):
+            self.changes_sent = True
+            try:
+                if add:
+                    self.client.add_gmail_labels(batch, labels, silent=True)
+                else:
+                    self.client.remove_gmail_labels(batch, labels, silent=True)
+            except IMAPClientAbortError:
+                raise
+            except IMAPClientError:
+                accepted = False  # the other batches still go: the caller reads every message back
+        return accepted
 
     def change_flags(self, uids: list[int], flags: list[str], *, add: bool) -> bool:
         from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
 
-        if not uids or not flags:
+        if not flags:
             return True
-        self.changes_sent = True
-        try:
-            if add:
-                self.client.add_flags(uids, flags, silent=True)
-            else:
-                self.client.remove_flags(uids, flags, silent=True)
-        except IMAPClientAbortError:
-            raise
-        except IMAPClientError:
-            return False
-        return True
+        accepted = True
+        for batch in uid_batches(uids):
+            self.changes_sent = True
+            try:
+                if add:
+                    self.client.add_flags(batch, flags, silent=True)
+                else:
+                    self.client.remove_flags(batch, flags, silent=True)
+            except IMAPClientAbortError:
+                raise
+            except IMAPClientError:
+                accepted = False
+        return accepted
 
     def fetch_all(self, items: list[str]) -> dict[int, Fetched]:
         """Every message of the open folder: one SEARCH ALL and one FETCH (an empty folder costs nothing)."""
@@ -445,6 +552,15 @@ class ImapSession:
             found[int(uid)] = got
         return found
 
+    def fetch_part_slice(self, uid: int, part_id: str, start: int, length: int) -> bytes | None:
+        """At most `length` encoded bytes of a body part from `start` on (BODY.PEEK[part]<start.length>)."""
+        answer = self.client.fetch([uid], [f"BODY.PEEK[{part_id}]<{start}.{length}>"])
+        data = answer.get(uid)
+        if not data:
+            return None
+        value = data.get(f"BODY[{part_id}]<{start}>".encode())
+        return bytes(value) if value is not None else None
+
     def fetch_part(self, uid: int, part_id: str) -> bytes | None:
         """The raw bytes of one body part (BODY.PEEK: reading never sets \\Seen)."""
         answer = self.client.fetch([uid], [f"BODY.PEEK[{part_id}]"])
@@ -492,7 +608,9 @@ def _connect(endpoint: Endpoint, *, early_capability: bool = False) -> IMAPClien
         port=endpoint.imap_port,
         ssl=True,
         ssl_context=endpoint.tls_context(),
-        timeout=SocketTimeout(connect=CONNECT_TIMEOUT_S, read=READ_TIMEOUT_S),
+        timeout=SocketTimeout(
+            connect=deadline.remaining(CONNECT_TIMEOUT_S), read=deadline.remaining(READ_TIMEOUT_S)
+        ),
     )
     client.normalise_times = False  # keep INTERNALDATE's own offset; we convert to UTC ourselves
     # imapclient writes a SEARCH line and its CRLF separately; with Nagle's algorithm on, the CRLF
@@ -511,8 +629,12 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
         client = _connect(endpoint)
     except (OSError, ssl.SSLError, IMAPClientError) as error:
         raise network_error(account, error) from None
+    progress = deadline.current()
+    sock = client.socket()
     session: ImapSession | None = None
     try:
+        if progress is not None and not progress.register(sock):
+            raise TimeoutError("the call's deadline passed")  # abandoned while connecting
         try:
             client.login(address, password)
         except LoginError as error:
@@ -520,7 +642,10 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
             # network, not a refused password, and must stay retryable.
             if isinstance(error.__context__, IMAPClientAbortError | OSError):
                 raise network_error(account, error.__context__) from None
-            raise login_refused(account, _gmail_reason(error), web_alert=_web_alert(client)) from None
+            refused = login_refused(account, _gmail_reason(error), web_alert=_web_alert(client))
+            if too_many_connections(_gmail_reason(error)):
+                raise TooManyConnections(refused) from None
+            raise refused from None
         # Cache the capabilities Gmail sent with the login answer now: EXAMINE flushes imaplib's
         # untagged responses, and a later check would cost an extra CAPABILITY round trip.
         client.capabilities()
@@ -536,6 +661,8 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
         raise command_refused(account, _gmail_reason(error)) from None
     finally:
         _close(client)
+        if progress is not None:
+            progress.unregister(sock)
 
 
 def _web_alert(client: IMAPClient) -> bool:
@@ -554,7 +681,7 @@ def _close(client: IMAPClient) -> None:
         client.socket().settimeout(LOGOUT_TIMEOUT_S)
     try:
         client.logout()
-    except Exception:
+    except Exception:  # noqa: BLE001 - closing is best effort: whatever LOGOUT raised, the socket still goes
         with contextlib.suppress(Exception):
             client.shutdown()
 
@@ -564,12 +691,49 @@ _LOGGING_OUT: set[asyncio.Future[None]] = set()
 
 
 async def run_session(
-    account: str, address: str, password: str, endpoint: Endpoint, work: Callable[[ImapSession], T]
+    account: str,
+    address: str,
+    password: str,
+    endpoint: Endpoint,
+    work: Callable[[ImapSession], T],
+    *,
+    connections: Connections | None = None,
+    max_connections: int = 4,
 ) -> T:
-    """Run `work` inside one IMAP session on a worker thread of its own.
+    """Run `work` inside one IMAP session on a worker thread, within the mailbox's connection cap.
 
-    The answer comes back as soon as `work` returns; the LOGOUT and the socket close follow on the
-    same worker, so the caller never waits a round trip for them."""
+    Waiting for a free slot counts against the call's deadline. When Gmail still refuses the login
+    for too many connections (other clients hold them), wait a jittered moment and try once more.
+    """
+    pool = connections if connections is not None else _default_connections()
+    gate = pool.gate(f"{endpoint.imap_host}:{endpoint.imap_port}:{address}", max_connections)
+    for attempt in (1, 2):
+        try:
+            return await _one_session(pool, gate, account, address, password, endpoint, work)
+        except TooManyConnections as refused:
+            if attempt == 2:
+                raise MailError(
+                    "upstream_error",
+                    f"{refused.message} (Tried twice, a few seconds apart. This server itself opens at most "
+                    f"{max_connections} connections to the mailbox at once: max_connections in the settings.)",
+                    retryable=True,
+                ) from None
+        deadline.note(f'waiting to log in again to mailbox "{account}" (Gmail: too many connections)')
+        await anyio.sleep(random.uniform(*TOO_MANY_BACKOFF_S))
+    raise AssertionError("unreachable")
+
+
+async def _one_session(
+    pool: Connections,
+    gate: Gate,
+    account: str,
+    address: str,
+    password: str,
+    endpoint: Endpoint,
+    work: Callable[[ImapSession], T],
+) -> T:
+    deadline.note(f'waiting for a free connection to mailbox "{account}" ({gate.busy} of {gate.cap} in use)')
+    await gate.acquire()
     loop = asyncio.get_running_loop()
     answer: asyncio.Future[T] = loop.create_future()
 
@@ -587,15 +751,31 @@ async def run_session(
 
     def in_thread() -> None:
         try:
+            deadline.note(f'working with mailbox "{account}" over IMAP')
             with open_session(account, address, password, endpoint) as session:
+                # The answer goes back now; the LOGOUT and the close follow on this thread.
                 report(work(session), None)
-        except BaseException as error:  # handed to the caller, never lost in the worker
+        except BaseException as error:  # noqa: BLE001 - handed to the caller, never lost in the worker
             report(None, error)
+        finally:
+            gate.release()  # only now is the connection really closed
 
-    closing = asyncio.ensure_future(anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True))
+    async def in_pool() -> None:
+        try:
+            # Cancelled before a thread took the work: the slot was never handed over, give it back here.
+            await pool.run(in_thread, on_skipped=gate.release)
+        except asyncio.CancelledError:
+            settle(None, asyncio.CancelledError())
+            raise
+
+    closing = asyncio.ensure_future(in_pool())
     _LOGGING_OUT.add(closing)
     closing.add_done_callback(_LOGGING_OUT.discard)
-    return await answer
+    try:
+        return await answer
+    except asyncio.CancelledError:
+        closing.cancel()  # work no thread has taken yet never runs; a running one is abandoned
+        raise
 
 
 async def finish_logouts(timeout: float = LOGOUT_TIMEOUT_S + 1.0) -> None:
@@ -604,6 +784,16 @@ async def finish_logouts(timeout: float = LOGOUT_TIMEOUT_S + 1.0) -> None:
     pending = [task for task in _LOGGING_OUT if not task.done() and task.get_loop() is loop]
     if pending:
         await asyncio.wait(pending, timeout=timeout)
+
+
+_DEFAULT: Connections | None = None
+
+
+def _default_connections() -> Connections:
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Connections()
+    return _DEFAULT
 
 
 def verify_login(account: str, address: str, password: str, endpoint: Endpoint) -> None:

@@ -519,6 +519,16 @@ def _b64(data: bytes) -> bytes:
     return bytes(out)
 
 
+# The same rules, for the slice-by-slice body reader (bodystream.py).
+b64_lenient = _b64
+codec_for = _codec
+
+
+def b64_noise(data: bytes) -> bytes:
+    """Base64 text without line breaks and other characters no alphabet uses."""
+    return _B64_JUNK.sub(b"", data)
+
+
 def decode_bytes(data: bytes, encoding: str | None) -> bytes:
     """Undo the Content-Transfer-Encoding (base64, quoted-printable); others pass unchanged."""
     raw = bytes(data or b"")

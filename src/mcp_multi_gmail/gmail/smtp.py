@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .. import deadline
 from ..errors import MailError
 from .endpoint import SMTPS, SUBMISSION, Endpoint
 from .refusals import smtp_login_refused
@@ -13,6 +16,7 @@ if TYPE_CHECKING:
     import aiosmtplib  # imported at the first SMTP use, not at start-up
 
 # A blocked port stays silent; a short connect timeout keeps a probe from hanging for minutes.
+# Both are shortened to what is left of the call's deadline.
 CONNECT_TIMEOUT_S = 10.0
 SOCKET_TIMEOUT_S = 60.0
 
@@ -33,7 +37,7 @@ def _client(endpoint: Endpoint, gmail_port: int) -> aiosmtplib.SMTP:
         use_tls=implicit,
         start_tls=not implicit,
         tls_context=endpoint.tls_context(),
-        timeout=SOCKET_TIMEOUT_S,
+        timeout=deadline.remaining(SOCKET_TIMEOUT_S),
     )
 
 
@@ -59,14 +63,18 @@ async def login_probe(endpoint: Endpoint, gmail_port: int, address: str, passwor
     import aiosmtplib
 
     client = _client(endpoint, gmail_port)
-    await client.connect(timeout=CONNECT_TIMEOUT_S)
+    await client.connect(timeout=deadline.remaining(CONNECT_TIMEOUT_S))
     try:
         await client.login(address, password)
+    except asyncio.CancelledError:
+        client.close()  # the call's deadline: no polite QUIT, just drop the line
+        raise
     finally:
-        try:
-            await client.quit()
-        except aiosmtplib.SMTPException:
-            client.close()
+        if client.is_connected:
+            try:
+                await client.quit()
+            except aiosmtplib.SMTPException:
+                client.close()
 
 
 async def choose_port(
@@ -183,9 +191,14 @@ async def submit(
     envelope_from: str,
     recipients: list[str],
     data: bytes,
+    *,
+    before_data: Callable[[], object] | None = None,
 ) -> Submission:
     """One submission attempt through one port, stage by stage, so a failure says whether the
-    message may have gone. Never retried here: a broken DATA may still have been accepted."""
+    message may have gone. Never retried here: a broken DATA may still have been accepted.
+
+    `before_data` runs after the recipients were accepted and before the message's bytes go out
+    (the send journal is written there); if it raises, nothing is sent."""
     import aiosmtplib
 
     client = _client(endpoint, gmail_port)
@@ -195,7 +208,7 @@ async def submit(
     refusals: dict[str, str] = {}
     codes: list[int] = []
     try:
-        await client.connect(timeout=CONNECT_TIMEOUT_S)
+        await client.connect(timeout=deadline.remaining(CONNECT_TIMEOUT_S))
         stage = "login"
         await client.login(address, password)
         stage = "mail"
@@ -217,8 +230,13 @@ async def submit(
             code = max(codes) if codes else None
             what = "refused every recipient" if not accepted else "closed the connection before the message"
             raise SendFailed("rcpt", f"Gmail {what} ({why})", maybe_sent=False, refused=True, code=code)
+        if before_data is not None:
+            before_data()
         stage = "data"
         response = await client.data(data)
+    except asyncio.CancelledError:
+        client.close()  # the call's deadline: drop the line, the caller reports what was known
+        raise
     except SendFailed:
         raise
     except aiosmtplib.SMTPResponseException as error:

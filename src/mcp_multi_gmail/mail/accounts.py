@@ -54,7 +54,13 @@ def _hours(config: Config) -> str | None:
 async def _verify_imap(runtime: Runtime, account: Account) -> AccountFailure | None:
     try:
         await imap.run_session(
-            account.name, account.address, account.password, runtime.endpoint, lambda _session: None
+            account.name,
+            account.address,
+            account.password,
+            runtime.endpoint,
+            lambda _session: None,
+            connections=runtime.worker_threads(),
+            max_connections=account.max_connections,
         )
     except MailError as error:
         return AccountFailure(account=account.name, code=error.code, message=error.message, check="imap")

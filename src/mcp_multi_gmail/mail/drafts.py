@@ -13,18 +13,23 @@ from ..domain import Address
 from ..errors import MailError
 from ..gmail.imap import ALL_MAIL, DRAFTS, ImapSession
 from ..runtime import Runtime
-from .outgoing import Original, Prepared, Request, draft_of, no_quote_warning, prepare, read_original
+from .outgoing import (
+    Original,
+    Prepared,
+    Request,
+    detached_warning,
+    draft_of,
+    no_quote_warning,
+    prepare,
+    read_original,
+    subject_of,
+)
 from .read import in_session
 from .results import DraftResult, DraftsResult, DraftSummary
 from .summary import carries, summarize
 
 if TYPE_CHECKING:  # compose loads at the first draft, not at start-up
     from ..gmail.compose import Composed
-
-DETACHED = (
-    "The draft answers a message but is not in its thread, so sending it would start a separate "
-    "conversation. Check the In-Reply-To value."
-)
 
 
 def new_message_id(address: str) -> str:
@@ -51,7 +56,11 @@ def _save(session: ImapSession, runtime: Runtime, account: Account, prepared: Pr
     if prepared.in_reply_to:
         progress.original = read_original(session, account, prepared.in_reply_to, with_quote=request.quote_original)
     composed = compose(
-        draft_of(prepared, progress.original.quote if request.quote_original else None),
+        draft_of(
+            prepared,
+            progress.original.quote if request.quote_original else None,
+            subject_of(prepared, progress.original),
+        ),
         message_id=new_message_id(prepared.sender[0]),
         date=datetime.now(UTC),
         quote_locale=runtime.config.quote_locale,
@@ -88,10 +97,9 @@ def _result(account: Account, prepared: Prepared, progress: _Progress, folder: s
     original, uid, stored_thread = progress.original, progress.uid, progress.stored_thread
     joined = None if original.thread_id is None or stored_thread is None else stored_thread == original.thread_id
     warning = None
-    if joined is False:
-        warning = (
-            "Saved, but the draft did not join the thread it replies to, so it would go out as a separate "
-            "message. Check the In-Reply-To value."
+    if joined is False and prepared.in_reply_to:
+        warning = detached_warning(
+            "The draft was saved but", subject_of(prepared, original), original.subject, prepared.in_reply_to
         )
     if warning is None:
         warning = no_quote_warning(prepared, request.quote_original, composed.quoted)
@@ -167,6 +175,7 @@ def _list(session: ImapSession, account: Account, limit: int) -> DraftsResult:
     page = ordered[:limit]
     parents = sorted({m.envelope.in_reply_to for m in page if m.envelope and m.envelope.in_reply_to})
     parent_threads: dict[str, int | None] = {}
+    parent_subjects: dict[str, str | None] = {}
     if parents:
         session.open(ALL_MAIL)
         found = session.find_message_ids(parents)
@@ -174,14 +183,16 @@ def _list(session: ImapSession, account: Account, limit: int) -> DraftsResult:
             copies = found.get(parent.casefold())
             newest = max(copies, key=lambda c: c.uid) if copies else None
             parent_threads[parent] = newest.thread_id if newest else None
+            parent_subjects[parent] = newest.envelope.subject if newest and newest.envelope else None
     drafts: list[DraftSummary] = []
     for draft in page:
         answered = draft.envelope.in_reply_to if draft.envelope else None
         parent_thread = parent_threads.get(answered) if answered else None
         joined = None if parent_thread is None or draft.thread_id is None else draft.thread_id == parent_thread
         warning = None
-        if joined is False:
-            warning = DETACHED
+        if joined is False and answered:
+            subject = draft.envelope.subject if draft.envelope else None
+            warning = detached_warning("This draft", subject, parent_subjects.get(answered), answered)
         elif answered and parent_thread is None:
             warning = (
                 f"The message this draft answers, {answered}, is no longer in this mailbox, so whether the "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import mimetypes
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ class Request:
     to: list[str]
     cc: list[str]
     bcc: list[str]
-    subject: str
+    subject: str | None  # None when replying: "Re: " + the answered message's subject
     body: str
     html_body: str | None
     in_reply_to: str | None
@@ -111,7 +112,13 @@ def prepare(config: Config, account: Account, request: Request, *, sending: bool
     sender = policy.resolve_sender(
         account.name, account.address, [(a.address, a.name) for a in account.aliases], request.from_alias
     )
-    policy.check_header_value("subject", request.subject)
+    if request.subject is not None:
+        policy.check_header_value("subject", request.subject)
+    elif not request.in_reply_to:
+        raise invalid_input(
+            "A subject is needed. Only a reply (in_reply_to) may leave it out: it then gets \"Re: \" and the "
+            "answered message's subject."
+        )
     in_reply_to = inputs.message_id(request.in_reply_to) if request.in_reply_to else None
     policy.check_count("references", request.references, policy.MAX_REFERENCES)
     for reference in request.references:
@@ -132,10 +139,54 @@ def prepare(config: Config, account: Account, request: Request, *, sending: bool
 
 @dataclass(frozen=True)
 class Original:
-    """The answered message: its thread (to check joining) and its readable body (to quote)."""
+    """The answered message: its thread (to check joining), subject, and readable body (to quote)."""
 
     thread_id: int | None
     quote: Quote | None
+    subject: str | None = None
+
+
+# Reply prefixes: "Re:", "RE:", "re:", "Re[2]:", "Re :" (a "Fwd:" is kept: the reply then reads "Re: Fwd: …").
+_REPLY_PREFIX = re.compile(r"^\s*re\s*(\[\d+\])?\s*:", re.IGNORECASE)
+# Reply and forward prefixes in the languages users meet most, for comparing subjects as Gmail's
+# threading does (it ignores them, or at least "Re:").
+_ANY_PREFIX = re.compile(r"^\s*(?:(?:re|fw|fwd|aw|wg|sv|vs|odp|tr|rv|antw|atb)\s*(?:\[\d+\])?\s*:\s*)+", re.I)
+
+
+def reply_subject(original: str | None) -> str:
+    """The subject of a reply: "Re: " and the original's, without doubling a "Re:" already there."""
+    text = " ".join((original or "").split())  # one line, whatever the original's header held
+    if _REPLY_PREFIX.match(text):
+        return text
+    return f"Re: {text}".rstrip()
+
+
+def same_topic(subject: str | None, other: str | None) -> bool:
+    """Whether two subjects are the same once reply/forward prefixes, spacing and case are set aside."""
+
+    def topic(value: str | None) -> str:
+        return " ".join(_ANY_PREFIX.sub("", value or "").split()).casefold()
+
+    return topic(subject) == topic(other)
+
+
+def detached_warning(who: str, subject: str | None, original_subject: str | None, in_reply_to: str) -> str:
+    """Why a reply did not join its thread, as far as can be told from here."""
+    if not same_topic(subject, original_subject):
+        cause = (
+            f'the likely cause is the subject: "{subject or ""}" is not the answered message\'s '
+            f'"{original_subject or ""}" (Gmail threads a reply only when the subjects match, apart from '
+            'a "Re:"). Keep the original subject, or leave the subject out to get "Re: <original subject>"'
+        )
+    else:
+        cause = (
+            f"the subjects match, so the likely cause is the In-Reply-To value <{in_reply_to}>: check that it "
+            "is the Message-ID of the message being answered"
+        )
+    return (
+        f"{who} is not in the thread of the message it answers, so sending it would start a separate "
+        f"conversation: {cause}."
+    )
 
 
 def read_original(session: ImapSession, account: Account, bare: str, *, with_quote: bool) -> Original:
@@ -148,8 +199,9 @@ def read_original(session: ImapSession, account: Account, bare: str, *, with_quo
     item = session.fetch([uid], ["X-GM-THRID", "ENVELOPE", "BODYSTRUCTURE"]).get(uid)
     if item is None:
         raise not_found(f'The message <{bare}> disappeared from mailbox "{account.name}" while being read.')
+    subject = item.envelope.subject if item.envelope else None
     if not with_quote or item.parts is None:
-        return Original(item.thread_id, None)
+        return Original(item.thread_id, None, subject)
     bodies = [p for p in item.parts if p.disposition != "attachment" and p.filename is None]
     text_part = next((p for p in bodies if p.mime_type == "text/plain"), None)
     html_part = next((p for p in bodies if p.mime_type == "text/html"), None)
@@ -165,10 +217,16 @@ def read_original(session: ImapSession, account: Account, bare: str, *, with_quo
         text=decoded.get("text/plain"),
         html=decoded.get("text/html"),
     )
-    return Original(item.thread_id, quote)
+    return Original(item.thread_id, quote, subject)
 
 
-def draft_of(prepared: Prepared, quote: Quote | None) -> Draft:
+def subject_of(prepared: Prepared, original: Original) -> str:
+    """The subject given, or for a reply without one, "Re: " and the answered message's subject."""
+    given = prepared.request.subject
+    return given if given is not None else reply_subject(original.subject)
+
+
+def draft_of(prepared: Prepared, quote: Quote | None, subject: str) -> Draft:
     from ..gmail.compose import Draft
 
     request = prepared.request
@@ -178,7 +236,7 @@ def draft_of(prepared: Prepared, quote: Quote | None) -> Draft:
         to=request.to,
         cc=request.cc,
         bcc=request.bcc,
-        subject=request.subject,
+        subject=subject,
         body=request.body,
         html_body=request.html_body,
         in_reply_to=prepared.in_reply_to,

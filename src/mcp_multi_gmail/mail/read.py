@@ -18,14 +18,17 @@ from typing import TypeVar
 from ..config import Account
 from ..errors import MailError, not_found
 from ..gmail import imap
+from ..gmail.bodystream import SLICE_BYTES, read_window
 from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
-from ..gmail.parse import Part, attachment_parts, body_part, clean, decode_bytes, safe_filename
+from ..gmail.parse import Part, attachment_parts, body_part, clean, decode_body, decode_bytes, safe_filename
+from ..htmltext import html_to_text
 from ..runtime import Runtime
 from . import bodies as bodies_
 from . import inputs
 from .cursor import Key, decode, encode, fingerprint, key_of
 from .preview import previews
 from .results import (
+    AttachmentInfo,
     AttachmentResult,
     LabelInfo,
     LabelsResult,
@@ -39,6 +42,9 @@ from .results import (
 from .summary import INBOX, carries, is_processed, iso, newest_match, summarize
 
 T = TypeVar("T")
+# Characters of a long HTML body converted to text: the conversion needs the markup from its start,
+# so a window beyond this point of a huge HTML body is not offered (body_truncated stays true).
+HTML_READ_LIMIT = 2_000_000
 MAX_MATCHES = 5000
 HIT_ITEMS = ["INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS"]
 # Up to this many matches the envelopes of all of them cost less than a second round trip.
@@ -53,7 +59,15 @@ def _now() -> datetime:
 async def in_session(
     runtime: Runtime, account: Account, work: Callable[[ImapSession], T]
 ) -> T:
-    return await imap.run_session(account.name, account.address, account.password, runtime.endpoint, work)
+    return await imap.run_session(
+        account.name,
+        account.address,
+        account.password,
+        runtime.endpoint,
+        work,
+        connections=runtime.worker_threads(),
+        max_connections=account.max_connections,
+    )
 
 
 # ------------------------------------------------------------------ search
@@ -267,10 +281,10 @@ async def get_thread(
 def find_message(session: ImapSession, account: Account, bare: str) -> tuple[int, int]:
     """(newest UID, number of copies) of a Message-ID in the open folder.
 
-    X-GM-RAW rfc822msgid with a quoted value works for ids containing "{", where a plain
-    SEARCH HEADER would open an IMAP literal and silently match nothing.
+    X-GM-RAW first (one command when it knows the message); Gmail's search index lags behind new
+    mail, so a miss is asked once more by the header itself before the answer is "not found".
     """
-    uids = session.search_raw(f'rfc822msgid:"{bare}"')
+    uids = session.search_raw(f'rfc822msgid:"{bare}"') or session.search_header_ids([bare])
     if not uids:
         raise not_found(
             f'No message with Message-ID <{bare}> in mailbox "{account.name}". Message-IDs belong to the '
@@ -301,13 +315,59 @@ def _read_message(
     structure = item.parts or []
     chosen = html_part(structure) if raw_html else None
     chosen = chosen or body_part(structure)
-    # Only the chosen text part travels, never the whole message with its attachments.
-    raw = session.fetch_part(uid, chosen.part_id) if chosen is not None else None
-    body_format, text, hidden = bodies_.decoded(chosen, raw, raw_html=raw_html)
-    shown = bodies_.window(body_format, text, offset, limit, structure, hidden)
+    body_format: str | None = None
+    window: str | None = None
+    start = total = hidden = 0
+    more = False
+    if chosen is not None:
+        html = chosen.mime_type == "text/html"
+        text: str | None = None
+        whole = True  # False: only the beginning of a long part was read
+        if chosen.size is not None and chosen.size <= SLICE_BYTES:
+            # Only the chosen text part travels, never the whole message with its attachments.
+            raw = session.fetch_part(uid, chosen.part_id)
+            if raw is not None:
+                text = decode_body(raw, chosen.encoding, chosen.charset)
+        elif html and not raw_html:
+            # Turning HTML into text needs the markup from its start: a bounded beginning, in slices.
+            beginning = read_window(session, uid, chosen, 0, HTML_READ_LIMIT)
+            if beginning is not None:
+                text, whole = beginning.text, not beginning.more
+        else:
+            # A long part is read in slices up to the window's end, never held whole in memory.
+            sliced = read_window(session, uid, chosen, offset, limit)
+            if sliced is not None:
+                window, start, total, more = sliced.text, sliced.start, sliced.total, sliced.more
+                body_format = "html" if html else "text"
+        if text is not None:
+            body_format = "text"
+            if html and raw_html:
+                body_format = "html"
+            elif html:
+                converted = html_to_text(text)
+                text, hidden, body_format = converted.text, converted.hidden_chars, "html_as_text"
+            total = len(text)
+            start = min(offset, total)
+            window = text[start : start + limit]
+            more = start + len(window) < total or not whole
     return MessageResult(
         **summary.model_dump(by_alias=False),
-        **shown.fields(),
+        body_format=body_format,
+        body=window,
+        body_offset=start,
+        body_total_length=total,
+        body_truncated=window is not None and more,
+        hidden_text_chars=hidden,
+        attachments=[
+            AttachmentInfo(
+                attachment_id=part.part_id,
+                filename=part.filename,
+                mime_type=part.mime_type,
+                size_bytes=part.size,
+                inline=part.disposition == "inline",
+            )
+            for part in attachment_parts(structure)
+        ],
         copies=copies,
     )
 

@@ -13,22 +13,36 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from .. import policy
+from .. import deadline, policy
 from ..config import Account
 from ..domain import Address
 from ..errors import MailError
 from ..gmail import imap, smtp
 from ..gmail.imap import SENT, ImapSession
 from ..runtime import Runtime
-from .outgoing import Original, Prepared, Request, draft_of, no_quote_warning, prepare, read_original
+from .journal import SendJournal, duplicate
+from .outgoing import (
+    Original,
+    Prepared,
+    Request,
+    draft_of,
+    no_quote_warning,
+    prepare,
+    read_original,
+    subject_of,
+)
 from .read import in_session
 from .results import SendResult, SentCopy
 
 if TYPE_CHECKING:  # compose loads at the first send, not at start-up
     from ..gmail.compose import Composed
 
-# Gmail files SMTP mail into Sent by itself, usually within seconds: look three times over ~3 s.
-SENT_CHECK_DELAYS_S = (0.0, 1.0, 2.0)
+# Gmail files SMTP mail into Sent by itself, after an undocumented delay that reports put at up to
+# about ten seconds. Look for it with growing pauses for this long before storing a copy ourselves:
+# a copy appended too early is a second copy once Gmail's own arrives.
+SENT_WAIT_S = 15.0
+SENT_PAUSES_S = (0.5, 0.5, 1.0, 1.0, 2.0, 2.0)  # then LAST_PAUSE_S until the wait is over
+LAST_PAUSE_S = 3.0
 
 
 def _message_id(account: Account, prepared: Prepared, repeat: bool) -> str:
@@ -44,7 +58,7 @@ def _message_id(account: Account, prepared: Prepared, repeat: bool) -> str:
         to=request.to,
         cc=request.cc,
         bcc=request.bcc,
-        subject=request.subject,
+        subject=request.subject or "",  # a derived "Re:" subject follows from in_reply_to, also hashed
         body=request.body,
         html_body=request.html_body,
         attachments=[(name, data) for name, data, _mime in prepared.files],
@@ -55,9 +69,22 @@ def _message_id(account: Account, prepared: Prepared, repeat: bool) -> str:
 
 
 def _find_in_sent(session: ImapSession, bare: str) -> int | None:
+    """The copy in Sent, by its header: X-GM-RAW answers from an index that lags behind new mail."""
     session.open(SENT)
-    uids = session.search_raw(f'rfc822msgid:"{bare}"')
+    uids = session.search_header_ids([bare])
     return max(uids) if uids else None
+
+
+def sent_pauses(total_s: float) -> list[float]:
+    """The pauses between looks into Sent: short at first (Gmail is usually quick), adding up to total_s."""
+    pauses: list[float] = []
+    left = total_s
+    for pause in (*SENT_PAUSES_S, *([LAST_PAUSE_S] * int(total_s / LAST_PAUSE_S + 1))):
+        if left <= 0:
+            break
+        pauses.append(min(pause, left))
+        left -= pauses[-1]
+    return pauses
 
 
 @dataclass
@@ -88,26 +115,38 @@ def _before_sending(
                 "it delivered a second time, call again with repeat: true.",
             )
     original = Original(None, None)
-    if prepared.in_reply_to and prepared.request.quote_original:
-        original = read_original(session, account, prepared.in_reply_to, with_quote=True)
+    request = prepared.request
+    if prepared.in_reply_to and (request.quote_original or request.subject is None):
+        original = read_original(session, account, prepared.in_reply_to, with_quote=request.quote_original)
     return _Before(original)
 
 
 def _verify_sent_copy(session: ImapSession, composed: Composed, *, append: bool) -> SentCopy:
     folder = session.folder(SENT)
-    for delay in SENT_CHECK_DELAYS_S:
-        time.sleep(delay)
+    started = time.monotonic()
+    deadline = started + SENT_WAIT_S
+    pauses = iter(sent_pauses(SENT_WAIT_S))
+    while True:
         uid = _find_in_sent(session, composed.message_id)
+        waited = round(time.monotonic() - started, 1)
         if uid is not None:
-            return SentCopy(saved=True, filed_by="gmail", folder=folder, uid=uid, error=None)
+            return SentCopy(saved=True, filed_by="gmail", folder=folder, uid=uid, error=None, waited_s=waited)
+        pause = next(pauses, None)
+        if pause is None or time.monotonic() >= deadline:
+            break
+        time.sleep(max(0.0, min(pause, deadline - time.monotonic())))
     if not append:
-        return SentCopy(saved=False, filed_by=None, folder=folder, uid=None, error="not in Sent")
-    # Gmail did not file it (yet): append the very bytes that went out, Bcc header restored.
+        return SentCopy(saved=False, filed_by=None, folder=folder, uid=None, error="not in Sent", waited_s=waited)
+    # Gmail did not file it within the wait: append the very bytes that went out, Bcc header restored.
     try:
         uid = session.append(SENT, composed.data, ["\\Seen"], None)
-    except Exception as error:
-        return SentCopy(saved=False, filed_by=None, folder=folder, uid=None, error=str(error))
-    return SentCopy(saved=True, filed_by="server", folder=folder, uid=uid, error=None)
+    except Exception as error:  # noqa: BLE001 - the mail has gone: a failed copy is reported, never raised
+        return SentCopy(saved=False, filed_by=None, folder=folder, uid=None, error=str(error), waited_s=waited)
+    note = (
+        f"Gmail had not filed the message in Sent after {waited:g} s, so this server stored the copy there "
+        "itself. If Gmail files its own copy later, Sent shows the message twice; it was sent once."
+    )
+    return SentCopy(saved=True, filed_by="server", folder=folder, uid=uid, error=None, waited_s=waited, note=note)
 
 
 async def _choose_port(runtime: Runtime, account: Account) -> int:
@@ -136,10 +175,16 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
     message_id = _message_id(account, prepared, repeat)
     if not repeat and (account.name, message_id) in runtime.handed_over:
         raise _handed_over_before(account, message_id)
+    # The journal on disk outlives the process: a repeat after a crash is refused whatever Sent shows.
+    journal = SendJournal(runtime.state_folder())
+    journalled = journal.find(account.name, message_id)
+    if journalled is not None and not repeat:
+        raise duplicate(account.name, journalled)
+    deadline.with_progress(_nothing_sent_yet)
     before = await in_session(runtime, account, lambda s: _before_sending(s, account, prepared, message_id, repeat))
     quote_wanted = request.quote_original and prepared.in_reply_to is not None
     composed = compose(
-        draft_of(prepared, before.original.quote if quote_wanted else None),
+        draft_of(prepared, before.original.quote if quote_wanted else None, subject_of(prepared, before.original)),
         message_id=message_id,
         date=datetime.now(UTC),
         quote_locale=runtime.config.quote_locale,
@@ -155,9 +200,11 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
             prepared.sender[0],
             composed.envelope_recipients,
             composed.smtp_data,
+            before_data=lambda: journal.record(account.name, composed.message_id),
         )
     except smtp.SendFailed as failure:
         if not failure.maybe_sent:
+            journal.forget(account.name, composed.message_id)
             raise _send_error(runtime, account, port, failure, composed) from None
         # The bytes were handed over and then the line broke: Gmail's Sent folder tells what happened.
         runtime.handed_over.add((account.name, composed.message_id))
@@ -175,8 +222,20 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
         return _result(account, prepared, composed, submission, port, filed, extra=[broke])
 
     runtime.handed_over.add((account.name, composed.message_id))
+    deadline.with_progress(lambda progress: _accepted(progress, composed.message_id))
     sent_copy = await _sent_copy(runtime, account, composed, append=True)
     return _result(account, prepared, composed, submission, port, sent_copy, extra=[])
+
+
+def _nothing_sent_yet(progress: deadline.CallProgress) -> None:
+    progress.not_sent = "The message had not been handed to Gmail yet: nothing was sent, and trying again is safe."
+
+
+def _accepted(progress: deadline.CallProgress, message_id: str) -> None:
+    progress.handed_over = (
+        f"Gmail had already accepted the message <{message_id}>: it went out and must NOT be sent again; only "
+        "its copy in Sent was not confirmed."
+    )
 
 
 def _result(

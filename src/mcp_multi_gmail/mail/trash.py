@@ -17,46 +17,67 @@ from .results import TrashResult
 KEPT = "The message is in Trash, not deleted: Gmail keeps it there for 30 days and it can be restored until then."
 
 
-def _in_trash(session: ImapSession, bare: str) -> int | None:
-    session.open(TRASH)
-    uids = session.search_raw(f'rfc822msgid:"{bare}"')
-    return max(uids) if uids else None
+def _find(session: ImapSession, bare: str) -> list[int]:
+    """UIDs of a Message-ID in the open folder: X-GM-RAW, then (on a miss) the header itself.
+
+    Gmail's search index lags behind new mail, and whether X-GM-RAW finds anything inside Trash at
+    all is not documented (the web search leaves Trash out unless asked)."""
+    return session.search_raw(f'rfc822msgid:"{bare}"') or session.search_header_ids([bare])
+
+
+def _already_in_trash(session: ImapSession, account: Account, bare: str) -> TrashResult:
+    trash = session.open(TRASH)
+    found = _find(session, bare)
+    if not found:
+        raise not_found(
+            f'No message with Message-ID <{bare}> in mailbox "{account.name}": it is neither in the mail '
+            "itself nor in Trash."
+        )
+    return TrashResult(
+        account=account.name,
+        message_id=bare,
+        folder=trash,
+        moved=False,
+        uid_in_trash=max(found),
+        note=f"The message was already in Trash, so nothing was moved. {KEPT}",
+    )
 
 
 def _trash(session: ImapSession, account: Account, bare: str) -> TrashResult:
     all_mail = session.folder(ALL_MAIL)
     trash = session.folder(TRASH)  # both resolved first: names are localised
     session.open(ALL_MAIL, writable=True)
-    uids = session.search_raw(f'rfc822msgid:"{bare}"')
+    uids = _find(session, bare)
     if not uids:
-        already = _in_trash(session, bare)
-        if already is None:
-            raise not_found(
-                f'No message with Message-ID <{bare}> in mailbox "{account.name}": it is neither in the mail '
-                "itself nor in Trash."
-            )
-        return TrashResult(
-            account=account.name,
-            message_id=bare,
-            folder=trash,
-            moved=False,
-            uid_in_trash=already,
-            note=f"The message was already in Trash, so nothing was moved. {KEPT}",
+        return _already_in_trash(session, account, bare)
+    uid = max(uids)
+    # Gmail's own id of the message, read before the move: it stays the same in Trash, where it is
+    # looked up without the search index.
+    item = session.fetch([uid], ["X-GM-MSGID"]).get(uid)
+    if item is None or item.gmail_msgid is None:
+        raise MailError(
+            "upstream_error",
+            f'The message <{bare}> could not be read in mailbox "{account.name}" just before moving it to '
+            "Trash, so it was not moved. Try again.",
+            retryable=True,
         )
-    if not session.move([max(uids)], TRASH):
+    if not session.move([uid], TRASH):
         raise MailError(
             "upstream_error",
             f'Gmail refused to move <{bare}> from "{all_mail}" to "{trash}" in mailbox "{account.name}". '
             "The message has not been touched.",
         )
-    landed = _in_trash(session, bare)
-    if landed is None:
+    session.open(TRASH)
+    landed = session.search_gmail_msgid(item.gmail_msgid)
+    if not landed:
         raise MailError(
             "upstream_error",
             f'Gmail accepted the move of <{bare}> but the message is not in "{trash}" afterwards. Check the '
             "mailbox in Gmail before doing anything else.",
         )
-    return TrashResult(account=account.name, message_id=bare, folder=trash, moved=True, uid_in_trash=landed, note=KEPT)
+    return TrashResult(
+        account=account.name, message_id=bare, folder=trash, moved=True, uid_in_trash=max(landed), note=KEPT
+    )
 
 
 async def trash_message(runtime: Runtime, account_name: str, message_id: str) -> TrashResult:

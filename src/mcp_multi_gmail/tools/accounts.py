@@ -12,12 +12,13 @@ from ..mail import accounts
 from ..mail.results import ListAccountsResult, ReloadResult
 from ..runtime import Runtime
 from .arguments import Flag
-from .common import READ_ONLY, structured_errors
+from .common import READ_ONLY, structured_errors, within_deadline
 
 
 def register(server: MCPServer, runtime: Runtime) -> None:
     @server.tool(name="mg_list_accounts", title="List the configured mailboxes", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_list_accounts(
         verify: Annotated[
             Flag,
@@ -41,6 +42,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ),
     )
     @structured_errors
+    @within_deadline(runtime)
     async def mg_reload_config() -> ReloadResult:
         """Re-read the configuration file, the passwords file and the signature files. On any problem
         the running settings stay untouched and the error is `config_invalid`. The server

@@ -6,13 +6,18 @@ import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
+import anyio
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from .. import deadline
 from ..errors import MailError
 from .arguments import MAX_ACCOUNT
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
 
 logger = logging.getLogger("mcp_multi_gmail")
 
@@ -70,6 +75,33 @@ def structured_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]
             return error_result(unexpected)  # type: ignore[return-value]
 
     return wrapper
+
+
+def within_deadline(runtime: Runtime) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
+    """One deadline for the whole call (config `call_timeout_s`): waiting for a connection slot,
+    every IMAP session and the SMTP submission all count against it. When it passes, the call ends
+    with a retryable error that says what was known, and its sockets are closed."""
+
+    def decorate(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+        @functools.wraps(fn)
+        async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            timeout = runtime.config.call_timeout_s
+            with deadline.call_scope(timeout) as progress:
+                try:
+                    with anyio.move_on_after(timeout) as scope:
+                        return await fn(*args, **kwargs)
+                except MailError as error:
+                    if error.code == "upstream_error" and progress.remaining() <= 0:
+                        raise progress.error() from None  # a socket gave up at the deadline itself
+                    raise
+                finally:
+                    if scope.cancelled_caught or progress.remaining() <= 0:
+                        progress.expire()
+                raise progress.error()
+
+        return wrapper
+
+    return decorate
 
 
 def jsonable(value: Any) -> Any:

@@ -26,14 +26,22 @@ from .arguments import (
     Identifiers,
     NoNumber,
 )
-from .common import READ_ONLY, AccountName, structured_errors
+from .common import READ_ONLY, AccountName, structured_errors, within_deadline
 
 Addresses = Annotated[
     EmailAddresses,
     Field(description="E-mail addresses, one per item (plain addresses, no names); at least one"),
 ]
 OptionalAddresses = Annotated[EmailAddresses, Field(description="E-mail addresses, one per item")]
-Subject = Annotated[str, Field(max_length=MAX_SUBJECT, description="Subject line (one line)")]
+Subject = Annotated[
+    str | None,
+    Field(
+        max_length=MAX_SUBJECT,
+        description='Subject line (one line). May be left out only when replying (in_reply_to): it is then "Re: " '
+        "and the answered message's subject, which keeps the reply in its thread (Gmail threads a reply only "
+        "when the subjects match)",
+    ),
+]
 Body = Annotated[
     str,
     Field(
@@ -76,7 +84,7 @@ def _request(
     to: list[str],
     cc: list[str],
     bcc: list[str],
-    subject: str,
+    subject: str | None,
     body: str,
     html_body: str | None,
     in_reply_to: str | None,
@@ -111,11 +119,12 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ),
     )
     @structured_errors
+    @within_deadline(runtime)
     async def mg_save_draft(
         account: AccountName,
         to: Addresses,
-        subject: Subject,
         body: Body,
+        subject: Subject = None,
         cc: OptionalAddresses = [],  # noqa: B006 - pydantic copies defaults
         bcc: OptionalAddresses = [],  # noqa: B006
         html_body: HtmlBody = None,
@@ -147,6 +156,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_list_drafts", title="List drafts", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_list_drafts(
         account: AccountName,
         max_results: Annotated[Count, Field(ge=1, le=100, description="Drafts to return, newest first")] = 25,
@@ -164,11 +174,12 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ),
     )
     @structured_errors
+    @within_deadline(runtime)
     async def mg_send_message(
         account: AccountName,
         to: Addresses,
-        subject: Subject,
         body: Body,
+        subject: Subject = None,
         cc: OptionalAddresses = [],  # noqa: B006
         bcc: OptionalAddresses = [],  # noqa: B006
         html_body: HtmlBody = None,
@@ -184,7 +195,8 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ] = False,
     ) -> SendResult:
         """Send an e-mail through Gmail, only when the user asked for it and only from a mailbox allowed to
-        send, to allowed recipients. Gmail files it in Sent itself; the result says where the copy is.
+        send, to allowed recipients. Gmail files it in Sent itself, which can take seconds: the server waits up
+        to about 15 s for that copy before storing one itself, and `sent_copy` says which happened.
         A result with a warning still means the message went out: never send it again. The same message
         sent twice on one day is refused as duplicate_send unless repeat is true.
         Forwarding: reply into the thread (in_reply_to = the original) with the new recipient; the quote
@@ -215,6 +227,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ),
     )
     @structured_errors
+    @within_deadline(runtime)
     async def mg_trash_message(
         account: AccountName,
         message_id: Annotated[Identifier, Field(description="Message-ID of the one message to move to Trash")],

@@ -13,7 +13,7 @@ from ..mail.inputs import BODIES_CHOICES
 from ..mail.results import AttachmentResult, LabelsResult, MessageResult, SearchResult, ThreadResult
 from ..runtime import Runtime
 from .arguments import MAX_ID, MAX_QUERY, MAX_TOKEN, Count, Flag
-from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors
+from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors, within_deadline
 
 MessageId = Annotated[str, Field(max_length=MAX_ID, description="Message-ID, with or without angle brackets")]
 PageToken = Annotated[
@@ -28,6 +28,7 @@ PageToken = Annotated[
 def register(server: MCPServer, runtime: Runtime) -> None:
     @server.tool(name="mg_search_threads", title="Search mail (Gmail syntax)", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_search_threads(
         account: AccountOrAll,
         query: Annotated[
@@ -52,6 +53,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_get_thread", title="Read a whole thread", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_get_thread(
         account: AccountName,
         thread_id: Annotated[
@@ -82,6 +84,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_get_message", title="Read one message", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_get_message(
         account: AccountName,
         message_id: MessageId,
@@ -110,6 +113,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ),
     )
     @structured_errors
+    @within_deadline(runtime)
     async def mg_get_attachment(
         account: AccountName,
         message_id: MessageId,
@@ -126,6 +130,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_list_labels", title="List the mailbox's labels", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_list_labels(account: AccountName) -> LabelsResult:
         """Every label (folder) of the mailbox, with `system: true` for Gmail's own. Lists everything;
         only the labels named in the configuration can be changed by these tools. Label names are

@@ -13,7 +13,7 @@ from ..mail.labels import MAX_THREADS
 from ..mail.results import FlagsResult, LabelChange, PassResult, ThreadLabelChange
 from ..runtime import Runtime
 from .arguments import MAX_LABEL, MAX_TOKEN, Count, Identifier, Identifiers, OptionalFlag
-from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors
+from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors, within_deadline
 
 WRITE = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True
@@ -47,6 +47,7 @@ ThreadIds = Annotated[
 def register(server: MCPServer, runtime: Runtime) -> None:
     @server.tool(name="mg_next_pass", title="Next pass over new mail", annotations=READ_ONLY)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_next_pass(
         account: AccountOrAll,
         since: Since,
@@ -72,6 +73,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_label_message", title="Mark messages as processed", annotations=WRITE)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_label_message(
         account: AccountName,
         message_ids: MessageIds,
@@ -92,12 +94,14 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_unlabel_message", title="Remove the processed label", annotations=WRITE)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_unlabel_message(account: AccountName, message_ids: MessageIds, label: Label) -> LabelChange:
         """Take the processed label off messages, so the next pass shows them again."""
         return await labels.label_messages(runtime, account, message_ids, label, add=False)
 
     @server.tool(name="mg_label_thread", title="Classify threads", annotations=WRITE)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_label_thread(
         account: AccountName, label: Label, thread_id: OneThread = None, thread_ids: ThreadIds = None
     ) -> ThreadLabelChange:
@@ -110,6 +114,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_unlabel_thread", title="Unclassify threads", annotations=WRITE)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_unlabel_thread(
         account: AccountName, label: Label, thread_id: OneThread = None, thread_ids: ThreadIds = None
     ) -> ThreadLabelChange:
@@ -119,6 +124,7 @@ def register(server: MCPServer, runtime: Runtime) -> None:
 
     @server.tool(name="mg_set_flags", title="Set read / star / answered", annotations=WRITE)
     @structured_errors
+    @within_deadline(runtime)
     async def mg_set_flags(
         account: AccountName,
         message_id: Annotated[Identifier, Field(description="Message-ID, with or without angle brackets")],

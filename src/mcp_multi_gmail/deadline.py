@@ -1,0 +1,136 @@
+"""One deadline per tool call, and what the call had done when it ran out.
+
+The tool wrapper opens a `CallProgress` for every call; the protocol layer (IMAP sessions on worker
+threads, SMTP submissions) writes into it what it is doing and whether a change has gone out, and
+registers its sockets. When the deadline passes, the wrapper reports from that record and closes
+the registered sockets, so a worker thread blocked on a slow Gmail ends instead of lingering.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from .errors import MailError
+
+DEFAULT_CALL_TIMEOUT_S = 60
+
+
+@dataclass
+class CallProgress:
+    """What one tool call is doing; shared by the call's task and its worker threads."""
+
+    timeout_s: float
+    deadline: float  # time.monotonic() value
+    doing: str = "starting"
+    # Mailboxes to which a change (STORE, APPEND, MOVE, CREATE) was sent: its outcome is unknown.
+    changed: list[str] = field(default_factory=list)
+    # A send whose bytes went to Gmail (DATA started): what to say about it when time runs out.
+    handed_over: str | None = None
+    not_sent: str | None = None  # a send that had not reached DATA yet: nothing went out
+    expired: bool = False
+    _sockets: set[socket.socket] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def remaining(self) -> float:
+        return max(self.deadline - time.monotonic(), 0.0)
+
+    def note(self, doing: str) -> None:
+        self.doing = doing
+
+    def mark_changed(self, account: str) -> None:
+        if account not in self.changed:
+            self.changed.append(account)
+
+    def register(self, sock: socket.socket) -> bool:
+        """Remember a socket to close at the deadline; False (and nothing kept) when it has passed."""
+        with self._lock:
+            if self.expired:
+                return False
+            self._sockets.add(sock)
+            return True
+
+    def unregister(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.discard(sock)
+
+    def expire(self) -> None:
+        """The deadline passed: cut every socket still in use, so blocked worker threads end now."""
+        with self._lock:
+            self.expired = True
+            sockets = list(self._sockets)
+            self._sockets.clear()
+        for sock in sockets:
+            # The plain socket's shutdown, not SSLSocket's: it wakes a thread blocked in recv() on
+            # another thread without touching the TLS object that thread is using.
+            with contextlib.suppress(OSError):
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+    def error(self) -> MailError:
+        """The retryable error a call gets when its deadline passes, saying what is known."""
+        head = (
+            f"The call did not finish within its deadline of {self.timeout_s:g} s (call_timeout_s) "
+            f"while {self.doing}."
+        )
+        if self.handed_over is not None:
+            tail = self.handed_over
+        elif self.changed:
+            boxes = ", ".join(f'"{name}"' for name in self.changed)
+            tail = (
+                f"A change had already been sent to mailbox {boxes}, so it may or may not have been made. "
+                "Read the current state before deciding what to do next."
+            )
+        elif self.not_sent is not None:
+            tail = self.not_sent
+        else:
+            tail = "Nothing was changed. Gmail is slow or unreachable right now; try again in a moment."
+        return MailError("upstream_error", f"{head} {tail}", retryable=True)
+
+
+_current: ContextVar[CallProgress | None] = ContextVar("mcp_multi_gmail_call", default=None)
+
+
+def current() -> CallProgress | None:
+    """The running tool call's record (None outside a tool call, e.g. in the watcher)."""
+    return _current.get()
+
+
+# A socket timeout runs this much past the call's deadline: the deadline itself ends the call and
+# says what was known; the socket timeout is only the backstop.
+_SOCKET_SLACK_S = 1.0
+
+
+def remaining(default: float) -> float:
+    """A socket timeout for the running call: `default`, but not far past the call's deadline."""
+    progress = _current.get()
+    if progress is None:
+        return default
+    return min(default, progress.remaining() + _SOCKET_SLACK_S)
+
+
+@contextmanager
+def call_scope(timeout_s: float) -> Iterator[CallProgress]:
+    progress = CallProgress(timeout_s=timeout_s, deadline=time.monotonic() + timeout_s)
+    token = _current.set(progress)
+    try:
+        yield progress
+    finally:
+        _current.reset(token)
+
+
+def note(doing: str) -> None:
+    progress = _current.get()
+    if progress is not None:
+        progress.note(doing)
+
+
+def with_progress(action: Callable[[CallProgress], None]) -> None:
+    progress = _current.get()
+    if progress is not None:
+        action(progress)

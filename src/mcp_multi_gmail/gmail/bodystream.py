@@ -1,0 +1,110 @@
+"""A window of a long text body, read in partial FETCHes instead of whole.
+
+A 20 MB text part read whole costs several times its size in memory (the literal, the
+transfer-decoded bytes, the text); twenty such reads at once would take gigabytes. Instead the
+part is fetched in slices (`BODY.PEEK[part]<start.length>`, RFC 3501 section 6.4.5), each slice
+transfer-decoded and charset-decoded incrementally, and only the characters inside the window
+are kept. Character offsets stay exactly those of the whole decoded text: decoding carries
+partial base64 quanta, unfinished quoted-printable lines, split multi-byte characters and a CR
+whose LF is in the next slice over to the next slice.
+"""
+
+from __future__ import annotations
+
+import binascii
+import codecs
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..text import clean
+from .parse import Part, b64_lenient, b64_noise, codec_for
+
+if TYPE_CHECKING:
+    from .imap import ImapSession
+
+# Encoded bytes per partial FETCH: the most a window read holds at once, whatever the part's size.
+SLICE_BYTES = 1 << 20
+
+
+class TextStream:
+    """Transfer decoding, charset decoding, LF newlines and cleaning, one slice at a time."""
+
+    def __init__(self, encoding: str | None, charset: str | None) -> None:
+        kind = (encoding or "").strip().lower()
+        self._kind = kind if kind in ("base64", "quoted-printable") else ""
+        self._carry = b""
+        self._chars = codecs.getincrementaldecoder(codec_for(charset))("replace")
+        self._cr = False  # a CR held back: it may be the first half of a CRLF
+
+    def _transfer(self, data: bytes, final: bool) -> bytes:
+        buffer = self._carry + data
+        self._carry = b""
+        if self._kind == "base64":
+            buffer = b64_noise(buffer)
+            if not final:
+                # Decode only whole quanta of the run after the last padding; keep the rest.
+                run_start = buffer.rfind(b"=") + 1
+                cut = len(buffer) - (len(buffer) - run_start) % 4
+                buffer, self._carry = buffer[:cut], buffer[cut:]
+            return b64_lenient(buffer)
+        if self._kind == "quoted-printable":
+            if not final:
+                cut = buffer.rfind(b"\n") + 1  # whole lines only: "=" escapes never span a line
+                buffer, self._carry = buffer[:cut], buffer[cut:]
+            return binascii.a2b_qp(buffer)
+        return buffer
+
+    def feed(self, data: bytes, *, final: bool) -> str:
+        try:
+            text = self._chars.decode(self._transfer(data, final), final)
+        except UnicodeError:  # a codec that fails even with errors="replace"
+            self._chars = codecs.getincrementaldecoder("utf-8")("replace")
+            text = self._chars.decode(self._transfer(b"", final), final)
+        if self._cr:
+            text = "\r" + text
+            self._cr = False
+        if not final and text.endswith("\r"):
+            text, self._cr = text[:-1], True
+        return clean(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+@dataclass(frozen=True)
+class Window:
+    text: str
+    start: int  # the offset actually used (at most the length)
+    total: int  # characters in the whole body
+    exact: bool  # False: the body was not read to its end and `total` is an estimate
+    more: bool  # text follows after this window
+
+
+def read_window(session: ImapSession, uid: int, part: Part, offset: int, limit: int) -> Window | None:
+    """The characters [offset, offset + limit) of a text part; None when Gmail returned no body."""
+    stream = TextStream(part.encoding, part.charset)
+    wanted_end = offset + limit
+    pieces: list[str] = []
+    seen = 0  # characters decoded so far
+    position = 0  # encoded bytes fetched so far
+    while True:
+        data = session.fetch_part_slice(uid, part.part_id, position, SLICE_BYTES)
+        if data is None and position == 0:
+            return None
+        data = data or b""
+        position += len(data)
+        final = len(data) < SLICE_BYTES or (part.size is not None and position >= part.size)
+        text = stream.feed(data, final=final)
+        low, high = max(offset, seen), min(wanted_end, seen + len(text))
+        if low < high:
+            pieces.append(text[low - seen : high - seen])
+        seen += len(text)
+        if final:
+            start = min(offset, seen)
+            window = "".join(pieces)
+            return Window(window, start, seen, True, start + len(window) < seen)
+        if seen > wanted_end:
+            break
+    # Stopped early: estimate the whole length from the characters per encoded byte so far.
+    estimate = seen
+    if part.size is not None and position:
+        estimate = max(seen + 1, round(seen * part.size / position))
+    window = "".join(pieces)
+    return Window(window, min(offset, seen), estimate, False, True)

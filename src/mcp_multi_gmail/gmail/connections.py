@@ -1,0 +1,115 @@
+"""How many IMAP connections run at once: a cap per mailbox and worker threads of our own.
+
+Gmail allows 15 simultaneous IMAP connections per account, shared with the user's phone and
+desktop clients (https://support.google.com/mail/answer/7126229), so one assistant issuing
+parallel calls must not take them all. Each mailbox has a gate of `max_connections` slots; a
+slot is held from before the connection opens until its worker thread has closed the socket,
+so even a call abandoned at its deadline counts until its connection is really gone.
+
+The worker threads come from an executor of our own. The MCP stdio transport reads and writes
+through anyio's default thread pool; IMAP sessions there would starve it and leave the server
+unable to read a request or answer `ping` while Gmail is slow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_MAX_CONNECTIONS = 4
+# Threads beyond the sum of the caps: calls abandoned at their deadline may still be closing.
+_SPARE_THREADS = 4
+
+
+class Gate:
+    """At most `cap` connections to one mailbox at once. Waiting is async; release may come from
+    any thread (the worker that closed the connection)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._semaphore = asyncio.Semaphore(cap)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._busy = 0
+        self._lock = threading.Lock()
+
+    @property
+    def busy(self) -> int:
+        with self._lock:
+            return self._busy
+
+    async def acquire(self) -> None:
+        await self._semaphore.acquire()
+        self._loop = asyncio.get_running_loop()
+        with self._lock:
+            self._busy += 1
+
+    def release(self) -> None:
+        """Give the slot back; safe from a worker thread and after the call itself has ended."""
+        with self._lock:
+            self._busy -= 1
+        loop = self._loop
+        if loop is None:
+            return
+        if _on_loop(loop):
+            self._semaphore.release()
+        else:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits any more
+                loop.call_soon_threadsafe(self._semaphore.release)
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+class Connections:
+    """Per-mailbox gates and the worker threads of one server."""
+
+    def __init__(self) -> None:
+        self._gates: dict[tuple[str, int], Gate] = {}
+        self._executor: ThreadPoolExecutor | None = None
+        self._threads = 0
+
+    def gate(self, mailbox: str, cap: int) -> Gate:
+        """The gate of a mailbox; a changed cap (after a reload) starts a fresh gate."""
+        key = (mailbox.casefold(), cap)
+        found = self._gates.get(key)
+        if found is None:
+            found = self._gates[key] = Gate(cap)
+        return found
+
+    def size_for(self, caps: list[int]) -> None:
+        """Size the worker threads from the caps of the configured mailboxes."""
+        wanted = sum(caps) + _SPARE_THREADS
+        if self._executor is not None and wanted <= self._threads:
+            return
+        old = self._executor
+        self._executor = ThreadPoolExecutor(max_workers=wanted, thread_name_prefix="mg-imap")
+        self._threads = wanted
+        if old is not None:
+            old.shutdown(wait=False)  # its running sessions finish on their own
+
+    async def run(self, work: Callable[[], T], *, on_skipped: Callable[[], None]) -> T:
+        """Run `work` on one of our worker threads (with the caller's context variables). If the
+        caller is cancelled the thread is abandoned; it ends when its socket is closed. Work that
+        was cancelled before any thread took it never runs: `on_skipped` is called instead."""
+        if self._executor is None:
+            self.size_for([DEFAULT_MAX_CONNECTIONS])
+        assert self._executor is not None
+        context = contextvars.copy_context()
+        submitted = self._executor.submit(context.run, work)
+        try:
+            return await asyncio.wrap_future(submitted)
+        except asyncio.CancelledError:
+            if submitted.cancel():  # True only while no thread has taken it
+                on_skipped()
+            raise

@@ -1,0 +1,13 @@
+"""Helpers shared by the test directories: waiting for a condition, the MCP handshake, script paths.
+
+pytest puts `tests/` on sys.path (the directory holds a conftest.py and no __init__.py), so test
+modules import this package as `support`.
+"""
+
+from __future__ import annotations
+
+from support.paths import ROOT, SERVER_SCRIPT
+from support.rpc import INITIALIZED, initialize_request
+from support.waiting import wait_until, wait_until_async
+
+__all__ = ["INITIALIZED", "ROOT", "SERVER_SCRIPT", "initialize_request", "wait_until", "wait_until_async"]
