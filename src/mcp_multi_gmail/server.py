@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -97,11 +98,23 @@ class GmailServer(MCPServer):
         return result
 
 
+@asynccontextmanager
+async def _logouts_finish(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:
+    """When the client goes, wait for the LOGOUTs that still follow answers already given."""
+    try:
+        yield {}
+    finally:
+        from .gmail.imap import finish_logouts
+
+        await finish_logouts()
+
+
 def build_server(runtime: Runtime) -> MCPServer:
     server = GmailServer(
         name=SERVER_NAME,
         version=__version__,
         instructions=build_instructions(runtime.config, guide_path=local_guide_path()),
+        lifespan=_logouts_finish,
     )
     for uri, name, title, description in GUIDES:
         server.add_resource(
