@@ -25,6 +25,7 @@ from typing import TextIO
 import fixtures as fx
 
 from gmail_emulator import GmailEmulator
+from mcp_multi_gmail.gmail.endpoint import loopback_environ
 
 ADDRESS = f"w@{fx.DOMAIN}"
 
@@ -87,7 +88,7 @@ async def measure_wakeups(
                 "HOME": str(config.parent),
                 "LANG": "C.UTF-8",
                 "MG_WATCH_DIR": str(state),
-                **emu.env(),
+                **loopback_environ(**emu.env()),
             }
             today = datetime.now(UTC).date().isoformat()
             args = ["--wait", "--config", str(config), "--since", f"w={today}", "--interval", interval, "--max", "60m"]

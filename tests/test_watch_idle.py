@@ -16,10 +16,12 @@ import pytest
 
 from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail import watch_idle
-from mcp_multi_gmail.watch import Watcher, imap_check, run_watcher
+from mcp_multi_gmail.watch import Watcher, run_watcher
 from mcp_multi_gmail.watch_args import plan_watch
+from mcp_multi_gmail.watch_check import imap_check
 from mcp_multi_gmail.watch_idle import Idler, start_idlers, stop_idlers
 from mcp_multi_gmail.watch_state import KNOWN_FILE
+from support import gmail_env
 
 OSOBNI = "osobni@example.cz"
 ACCOUNTS: list[dict[str, Any]] = [{"name": "osobni", "address": OSOBNI, "password": "osobniheslohesla"}]
@@ -116,7 +118,7 @@ def test_new_mail_ends_the_watcher_long_before_its_poll(
             max_time="15m",
             hours=None,
             layout=None,
-            environ=emulator.env(),
+            environ=gmail_env(emulator),
             state_dir=state_dir,
         )
 
@@ -142,7 +144,7 @@ def test_new_mail_ends_the_watcher_long_before_its_poll(
 def _watcher(emulator: GmailEmulator, config_path: Path, state_dir: Path, **options: Any) -> tuple[Watcher, Any]:
     plan = plan_watch(
         config_path=config_path, since=[f"osobni={boundary()}"], interval="5m", max_time="15m", hours=None,
-        layout=None, environ=emulator.env(),
+        layout=None, environ=gmail_env(emulator),
     )  # fmt: skip
     settings: dict[str, Any] = {
         "state_dir": state_dir,

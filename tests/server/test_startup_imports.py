@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gmail_emulator import GmailEmulator
+from support import gmail_env
 
 LATE = [
     "imapclient",
@@ -49,7 +50,7 @@ def test_heavy_modules_wait_for_the_first_tool_use(
         capture_output=True,
         text=True,
         timeout=120,
-        env={**emulator.env(), "PATH": ""},
+        env={**gmail_env(emulator), "PATH": ""},
         check=False,
     )
     assert done.returncode == 0, done.stderr
