@@ -13,10 +13,10 @@ from mcp.server.mcpserver.resources import TextResource
 from mcp.types import CallToolResult, InputRequiredResult, TextContent
 from pydantic import ValidationError
 
-from . import __version__
-from .errors import MailError
+from .. import __version__
+from ..errors import MailError
+from ..runtime import Runtime
 from .instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI, build_instructions
-from .runtime import Runtime
 from .tools import accounts, outgoing, read, work
 from .tools.arguments import invalid_arguments
 from .tools.common import compact_json, error_result
@@ -24,7 +24,7 @@ from .tools.common import compact_json, error_result
 logger = logging.getLogger("mcp_multi_gmail")
 
 SERVER_NAME = "mcp-multi-gmail"
-PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
+PROJECT_DIR = Path(__file__).resolve().parents[3]
 
 
 # (resource URI, file name, title, description) of the three Czech guides for the assistant.
