@@ -56,7 +56,7 @@ def check_result(tool: str, result: Any, output_schema: dict[str, Any] | None) -
 def output_schemas() -> dict[str, dict[str, Any] | None]:
     """Every tool's outputSchema, for results read off the wire as raw JSON-RPC (no SDK client)."""
     from mcp_multi_gmail.config import load_config
-    from mcp_multi_gmail.demo import demo_config
+    from mcp_multi_gmail.demo.setup import demo_config
     from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
     from mcp_multi_gmail.runtime import Runtime
     from mcp_multi_gmail.server import build_server

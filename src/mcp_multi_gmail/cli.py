@@ -101,13 +101,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.check_config is not None:
         raise SystemExit(check_config(Path(args.check_config)))
     if args.command == "demo":
-        from .demo import tour
+        from .demo.tour import tour
 
         raise SystemExit(tour(lang=args.lang))
     if args.command == "probe":
         raise SystemExit(probe(args))
     if args.demo:
-        from .demo import serve_demo
+        from .demo.serve import serve_demo
 
         raise SystemExit(serve_demo())
     raise SystemExit(serve(args.config))

@@ -12,7 +12,7 @@ from mcp import Client
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.config import load_config
-from mcp_multi_gmail.demo import DEMO_ACCOUNTS  # the same three mailboxes the demo shows
+from mcp_multi_gmail.demo.setup import demo_accounts  # the same three mailboxes the demo shows
 from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
 from mcp_multi_gmail.gmail.imap import forget_special_folders
 from mcp_multi_gmail.runtime import Runtime
@@ -47,7 +47,7 @@ def demo(
     """The emulator loaded with the demo seed and a runtime configured for its three mailboxes."""
     emulator_session.reset(DEMO_SEED)
     forget_special_folders()
-    path = write_config(DEMO_ACCOUNTS, download_dir=str(tmp_path / "downloads"))
+    path = write_config(demo_accounts(), download_dir=str(tmp_path / "downloads"))
     environ = emulator_session.env()
     return Runtime(
         config=load_config(path, layout=None, environ=environ),
