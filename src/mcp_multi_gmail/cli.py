@@ -213,17 +213,16 @@ def serve(config_arg: str | None) -> int:
     )
     for line in report.lines:
         _stderr(line)
-    if report.config is None or report.endpoint is None:
+    runtime = report.runtime
+    if runtime is None:
         return 1
 
-    from .runtime import Runtime
     from .server import build_server
 
-    runtime = Runtime(config=report.config, endpoint=report.endpoint, layout=layout, environ=dict(os.environ))
     server = build_server(runtime)
     # The TLS trust store takes ~0.05 s of CPU to load; load it now, beside the handshake, rather
     # than in the middle of the first burst of tool calls, where it would delay every answer.
-    threading.Thread(target=report.endpoint.tls_context, name="mg-tls-warmup", daemon=True).start()
-    _stderr(running_line(report.config))
+    threading.Thread(target=runtime.endpoint.tls_context, name="mg-tls-warmup", daemon=True).start()
+    _stderr(running_line(runtime.config))
     server.run()
     return 0

@@ -48,8 +48,8 @@ def serve_demo() -> int:
     if emulator_cls is None:
         return 1
 
-    from ..config import ConfigError, load_config
-    from ..gmail.endpoint import EndpointError, resolve_endpoint
+    from ..config import ConfigError
+    from ..gmail.endpoint import EndpointError
     from ..runtime import Runtime
     from ..server import build_server
 
@@ -58,15 +58,11 @@ def serve_demo() -> int:
         with running_demo(emulator_cls) as setup:
             environ: Mapping[str, str] = {**os.environ, **setup.env()}
             try:
-                config = load_config(setup.config_path, layout=None, environ=environ)
-                endpoint = resolve_endpoint(setup.env())
+                # The demo's send journal lives and dies with its temporary folder.
+                runtime = Runtime.load(setup.config_path, environ=environ, state_dir=setup.folder)
             except (ConfigError, EndpointError) as error:  # pragma: no cover - the demo config is fixed
                 stderr_line(str(error))
                 return 1
-            # The demo's send journal lives and dies with its temporary folder.
-            runtime = Runtime(
-                config=config, endpoint=endpoint, layout=None, environ=dict(environ), state_dir=setup.folder
-            )
             server = build_server(runtime)
             stderr_line(SERVE_NOTICE)
             server.run()
