@@ -12,6 +12,7 @@ from mcp import Client
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.demo.setup import demo_accounts  # the same three mailboxes the demo shows
+from mcp_multi_gmail.gmail.imap import finish_logouts
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
 from support import load_runtime
@@ -44,7 +45,10 @@ def demo(
 async def call_tool(runtime: Runtime, tool: str, args: dict[str, Any]) -> Any:
     """One tool call through a real in-process MCP client; returns the CallToolResult."""
     async with Client(build_server(runtime)) as client:
-        return await client.call_tool(tool, args)
+        result = await client.call_tool(tool, args)
+    # LOGOUT follows the answer in the background; let it land before the test looks at counters.
+    await finish_logouts()
+    return result
 
 
 @pytest.fixture

@@ -12,15 +12,17 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import policy
 from ..config import Account, Config, Signature
 from ..errors import invalid_input, not_found
-from ..gmail.compose import Draft, Quote
 from ..gmail.imap import ALL_MAIL, ImapSession
-from ..gmail.parse import decode_body
 from . import inputs
 from .read import find_message
+
+if TYPE_CHECKING:  # compose and parse load at the first draft or send, not at start-up
+    from ..gmail.compose import Draft, Quote
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,9 @@ def detached_warning(who: str, subject: str | None, original_subject: str | None
 
 def read_original(session: ImapSession, account: Account, bare: str, *, with_quote: bool) -> Original:
     """Find the answered message in All Mail; not there → not_found, and nothing is saved or sent."""
+    from ..gmail.compose import Quote
+    from ..gmail.parse import decode_body
+
     session.open(ALL_MAIL)
     uid, _copies = find_message(session, account, bare)
     item = session.fetch([uid], ["X-GM-THRID", "ENVELOPE", "BODYSTRUCTURE"]).get(uid)
@@ -222,6 +227,8 @@ def subject_of(prepared: Prepared, original: Original) -> str:
 
 
 def draft_of(prepared: Prepared, quote: Quote | None, subject: str) -> Draft:
+    from ..gmail.compose import Draft
+
     request = prepared.request
     return Draft(
         from_address=prepared.sender[0],
