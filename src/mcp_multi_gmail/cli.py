@@ -122,21 +122,23 @@ def watch(argv: Sequence[str]) -> int:
     if check_location(project_dir(), release=is_release_build()) is not None:
         print(f"chyba: {GUARD_MESSAGE.replace(chr(10), ' ')}", flush=True)
         return WATCHER_BAD_START
-    from .watch import run_watcher
-    from .watch_args import read_watch_argv
+    from .watch.args import WatchArgs, read_watch_argv
+    from .watch.loop import run_watcher
 
     args = read_watch_argv(argv)
     if args.ignored:
         _stderr(f"POZOR: hlídač přeskočil neznámé argumenty: {' '.join(args.ignored)}")
     return run_watcher(
-        config_path=None if args.config_missing else config_path(args.config, os.environ).absolute(),
-        since=args.since,
-        interval=args.interval,
-        max_time=args.max_time,
-        hours=args.hours,
-        layout=detect_layout(project_dir()),
-        environ=os.environ,
-        problems=args.problems,
+        WatchArgs(
+            config_path=None if args.config_missing else config_path(args.config, os.environ).absolute(),
+            since=args.since,
+            interval=args.interval,
+            max_time=args.max_time,
+            hours=args.hours,
+            layout=detect_layout(project_dir()),
+            environ=os.environ,
+            problems=args.problems,
+        )
     )
 
 

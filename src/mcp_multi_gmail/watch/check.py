@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from .config import Config
-from .errors import MailError
-from .gmail.endpoint import Endpoint
-from .gmail.imap import open_session
-from .gmail.special_folders import SpecialFolders
-from .mail.window import scan_window
+from ..config import Config
+from ..errors import MailError
+from ..gmail.endpoint import Endpoint
+from ..gmail.imap import open_session
+from ..gmail.special_folders import SpecialFolders
+from ..mail.window import scan_window
 
 # mailbox name, boundary → keys of the work messages in its window (raises MailError)
 Check = Callable[[str, datetime], set[str]]
