@@ -28,7 +28,8 @@ from .. import deadline
 from ..errors import MailError
 from .connections import Connections, Gate
 from .endpoint import Endpoint
-from .parse import EnvelopeInfo, Part, envelope_info, parts
+from .parse.bodystructure import Part, parts
+from .parse.envelope import EnvelopeInfo, envelope_info
 from .refusals import command_refused, login_refused
 
 T = TypeVar("T")
@@ -142,7 +143,7 @@ def _header_term(bare: str) -> str:
     return f'HEADER Message-ID "<{escaped}>"'
 
 
-# Gmail's verdict and the delivery trace that shows Gmail wrote it (see parse.authentication).
+# Gmail's verdict and the delivery trace that shows Gmail wrote it (see parse.authresults.authentication).
 AUTH_FIELDS = "AUTHENTICATION-RESULTS ARC-AUTHENTICATION-RESULTS RECEIVED RECEIVED-SPF"
 AUTH_HEADER = f"BODY.PEEK[HEADER.FIELDS ({AUTH_FIELDS})]"
 _AUTH_KEY = f"BODY[HEADER.FIELDS ({AUTH_FIELDS})]".encode()

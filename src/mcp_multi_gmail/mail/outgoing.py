@@ -18,7 +18,7 @@ from ..config import Account, Config, Signature
 from ..errors import invalid_input, not_found
 from ..gmail.compose import Draft, Quote
 from ..gmail.imap import ALL_MAIL, ImapSession
-from ..gmail.parse import decode_body
+from ..gmail.parse.transfer import decode_body
 from . import inputs
 from .read import find_message
 

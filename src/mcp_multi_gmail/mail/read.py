@@ -20,9 +20,12 @@ from ..errors import MailError, not_found
 from ..gmail import imap
 from ..gmail.bodystream import SLICE_BYTES, read_window
 from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
-from ..gmail.parse import Part, attachment_parts, body_part, clean, decode_body, decode_bytes, safe_filename
+from ..gmail.parse.bodystructure import Part, attachment_parts, body_part
+from ..gmail.parse.filenames import safe_filename
+from ..gmail.parse.transfer import decode_body, decode_bytes
 from ..htmltext import html_to_text
 from ..runtime import Runtime
+from ..text import clean
 from . import inputs
 from .cursor import Key, decode, encode, fingerprint, key_of
 from .preview import previews

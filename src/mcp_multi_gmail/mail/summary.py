@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 from ..config import Account
 from ..gmail.imap import Fetched
-from ..gmail.parse import authentication, clean
+from ..gmail.parse.authresults import authentication
+from ..text import clean
 from .results import MessageState, MessageSummary, NewestMatch
 
 # A due time this far ahead of "now" is the future; less is clock skew.
