@@ -4,7 +4,7 @@ Pure: no sockets, no files. Every header value is checked by `headers.check_head
 before it reaches the `email` package, so a line break in a subject, name, address,
 filename or message id is refused instead of becoming a header of its own.
 
-Layout of a composed message (digest §6.1, §6.6):
+Layout of a composed message (MIME multipart types: RFC 2046):
 
 * `multipart/alternative` with `text/plain` and `text/html` (both always present), wrapped in
   `multipart/mixed` when there are attachments;

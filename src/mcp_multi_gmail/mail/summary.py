@@ -1,4 +1,4 @@
-"""A fetched message as the assistant sees it: state, processed, inbox, labels (digest §4)."""
+"""A fetched message as the assistant sees it: state, processed, inbox, labels."""
 
 from __future__ import annotations
 

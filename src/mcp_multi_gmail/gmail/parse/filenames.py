@@ -46,7 +46,7 @@ def _cap(name: str) -> str:
 
 
 def safe_filename(name: str | None, attachment_id: str) -> str:
-    """A name that is safe to create inside the download directory on any OS (digest §2.6)."""
+    """A name that is safe to create inside the download directory on any OS."""
     digits = re.sub(r"[^0-9.]", "", attachment_id or "")
     fallback = f"part-{digits}.bin" if digits else "part.bin"
     if name is None:
