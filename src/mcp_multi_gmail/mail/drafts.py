@@ -10,15 +10,13 @@ from .. import policy
 from ..config import Account
 from ..domain import Address
 from ..errors import MailError
-from ..gmail.compose import Composed, compose
+from ..gmail.compose import Composed, Draft, compose
 from ..gmail.imap import ALL_MAIL, DRAFTS, ImapSession
+from ..request import Prepared, Request
 from ..runtime import Runtime
 from .outgoing import (
     Original,
-    Prepared,
-    Request,
     detached_warning,
-    draft_of,
     no_quote_warning,
     prepare,
     read_original,
@@ -51,10 +49,10 @@ def _save(session: ImapSession, runtime: Runtime, account: Account, prepared: Pr
     if prepared.in_reply_to:
         progress.original = read_original(session, account, prepared.in_reply_to, with_quote=request.quote_original)
     composed = compose(
-        draft_of(
+        Draft(
             prepared,
-            progress.original.quote if request.quote_original else None,
             subject_of(prepared, progress.original),
+            progress.original.quote if request.quote_original else None,
         ),
         message_id=new_message_id(prepared.sender[0]),
         date=datetime.now(UTC),
