@@ -22,8 +22,8 @@ from .outgoing import (
     read_original,
     subject_of,
 )
-from .read import in_session
 from .results import DraftResult, DraftsResult, DraftSummary
+from .session import in_session
 from .summary import carries, summarize
 
 

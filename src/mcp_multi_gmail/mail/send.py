@@ -29,8 +29,8 @@ from .outgoing import (
     read_original,
     subject_of,
 )
-from .read import in_session
 from .results import SendResult, SentCopy
+from .session import in_session
 
 # Gmail files SMTP mail into Sent by itself, after an undocumented delay that reports put at up to
 # about ten seconds. Look for it with growing pauses for this long before storing a copy ourselves:
