@@ -25,7 +25,7 @@ from mcp.types import CallToolResult, TextContent
 
 from gmail_emulator import GmailEmulator
 
-SETTLE_S = 0.02  # let a trailing LOGOUT reach the emulator's counter before it is read
+SETTLE_S = 0.02  # polling step while waiting for the last connection to close
 
 
 class CallFailed(Exception):
@@ -232,7 +232,7 @@ async def measure(
         except CallFailed as failure:
             error = failure.text[:500] or str(failure)
         wall = time.perf_counter() - started
-        await asyncio.sleep(SETTLE_S)
+        await settle(emu)
         if warmup and index == 0:
             if error is not None:  # a broken operation fails the same way every time
                 cell.samples.append(_sample(emu, wall, replies, error))
@@ -242,6 +242,17 @@ async def measure(
         if error is None:
             last = replies
     return cell, last
+
+
+async def settle(emu: GmailEmulator, timeout: float = 15.0) -> None:
+    """Wait until every IMAP connection has closed, so the counters hold the whole operation.
+
+    Ours sends LOGOUT after the answer has gone back, so it is not in the wall time but must be in
+    the command count, and must not leak into the next run's counters."""
+    deadline = time.monotonic() + timeout
+    await asyncio.sleep(SETTLE_S)
+    while emu.open_imap_sessions() and time.monotonic() < deadline:
+        await asyncio.sleep(SETTLE_S)
 
 
 def _sample(emu: GmailEmulator, wall: float, replies: list[Reply], error: str | None) -> Sample:
@@ -291,42 +302,80 @@ def _cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
 
 
-async def time_startup(params: StdioServerParameters, runs: int, errlog: TextIO) -> Startup:
-    """Spawn the server `runs` times (after one unmeasured spawn that warms the file cache) and time
-    process start -> the `initialize` answer on stdout. Raw JSON-RPC, so no client code is timed."""
-    out = Startup()
-    line = (json.dumps(_INITIALIZE) + "\n").encode()
-    env = dict(params.env or {})
-    for index in range(runs + 1):
-        started = time.perf_counter()
-        proc = await asyncio.create_subprocess_exec(
-            params.command,
-            *params.args,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=errlog,
-            env=env,
-            cwd=params.cwd,
-        )
-        assert proc.stdin is not None and proc.stdout is not None
+_INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+_TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+
+
+@dataclass
+class StartupPair:
+    """Start-up of several servers spawned in turn (A, B, A, B, …), so machine load hits them alike."""
+
+    initialize: dict[str, Startup] = field(default_factory=dict)  # start -> initialize answer
+    tools_list: dict[str, Startup] = field(default_factory=dict)  # start -> tools/list answer
+
+
+async def _read_answer(stream: asyncio.StreamReader, request_id: int) -> bytes:
+    while True:
+        line = await asyncio.wait_for(stream.readline(), 60)
+        if not line:
+            return b""
         try:
-            proc.stdin.write(line)
-            await proc.stdin.drain()
-            answer = await asyncio.wait_for(proc.stdout.readline(), 60)
-            wall = time.perf_counter() - started
-            cpu = _cpu_seconds(proc.pid)
-            if b'"result"' not in answer:
-                out.error = f"no initialize result: {answer[:200]!r}"
-                return out
-            if index > 0:
-                out.wall_s.append(wall)
-                if cpu is not None:
-                    out.cpu_s.append(cpu)
-        finally:
-            proc.stdin.close()
+            if json.loads(line).get("id") == request_id:
+                return line
+        except ValueError:
+            return line
+
+
+async def time_startups_side_by_side(
+    servers: dict[str, StdioServerParameters], runs: int, errlog: TextIO
+) -> StartupPair:
+    """Each server spawned `runs` + 1 times, interleaved (the first round only warms the file cache):
+    process start -> `initialize` answer, then -> the `tools/list` answer. Raw JSON-RPC."""
+    out = StartupPair()
+    for label in servers:
+        out.initialize[label] = Startup()
+        out.tools_list[label] = Startup()
+    for index in range(runs + 1):
+        for label, params in servers.items():
+            init, listed = out.initialize[label], out.tools_list[label]
+            if init.error is not None:
+                continue
+            started = time.perf_counter()
+            proc = await asyncio.create_subprocess_exec(
+                params.command,
+                *params.args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=errlog,
+                env=dict(params.env or {}),
+                cwd=params.cwd,
+                limit=1 << 24,  # a tools/list answer is one line of 40-50 KB
+            )
+            assert proc.stdin is not None and proc.stdout is not None
             try:
-                await asyncio.wait_for(proc.wait(), 10)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+                proc.stdin.write((json.dumps(_INITIALIZE) + "\n").encode())
+                await proc.stdin.drain()
+                answer = await _read_answer(proc.stdout, 1)
+                wall = time.perf_counter() - started
+                cpu = _cpu_seconds(proc.pid)
+                if b'"result"' not in answer:
+                    init.error = f"no initialize result: {answer[:200]!r}"
+                    continue
+                proc.stdin.write((json.dumps(_INITIALIZED) + "\n" + json.dumps(_TOOLS_LIST) + "\n").encode())
+                await proc.stdin.drain()
+                tools = await _read_answer(proc.stdout, 2)
+                listed_wall = time.perf_counter() - started
+                if index > 0:
+                    init.wall_s.append(wall)
+                    if cpu is not None:
+                        init.cpu_s.append(cpu)
+                    if b'"result"' in tools:
+                        listed.wall_s.append(listed_wall)
+            finally:
+                proc.stdin.close()
+                try:
+                    await asyncio.wait_for(proc.wait(), 10)
+                except TimeoutError:
+                    proc.kill()
+                    await proc.wait()
     return out

@@ -483,6 +483,19 @@ class GmailEmulator:
     def connections(self, account: str | None = None) -> int:
         return self.observer.connections(account)
 
+    def open_imap_sessions(self, account: str | None = None) -> int:
+        """IMAP connections open right now (with `account`: those logged in as it): a client that
+        leaves a socket behind shows up here."""
+
+        def count() -> int:
+            sessions = self._imap.sessions if self._imap is not None else set()
+            if account is None:
+                return len(sessions)
+            wanted = account.lower()
+            return sum(1 for s in sessions if s.account is not None and s.account.address.lower() == wanted)
+
+        return self._on_loop(count)
+
     def smtp_logins(self, account: str | None = None) -> int:
         return self._front.logins(account)
 

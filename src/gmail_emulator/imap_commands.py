@@ -362,6 +362,8 @@ async def cmd_getquotaroot(session: ImapSession, cmd: Command) -> str:
 
 async def cmd_idle(session: ImapSession, cmd: Command) -> str:
     _args(cmd, 0, 0)
+    if session.store.knobs.idle_refused:
+        return "NO IDLE is not available for this account (Failure)"
     return await messages.idle(session)
 
 

@@ -69,6 +69,8 @@ class Knobs:
     store_not_applied_ids: set[str] = field(default_factory=set)
     # Gmail reports only EXISTS/EXPUNGE during IDLE; flag updates only when this is on.
     idle_notify_flags: bool = False
+    # IDLE still advertised but answered NO (a proxy or a policy in between; Gmail itself allows it).
+    idle_refused: bool = False
 
     def __post_init__(self) -> None:
         _check_zone(self.date_search_timezone)  # a misspelt zone fails here, not in the middle of a SEARCH

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,6 @@ from . import __version__
 from .errors import MailError
 from .instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI, build_instructions
 from .runtime import Runtime
-from .tools import accounts, outgoing, read, work
 from .tools.arguments import invalid_arguments
 from .tools.common import compact_json, error_result
 
@@ -97,11 +98,23 @@ class GmailServer(MCPServer):
         return result
 
 
+@asynccontextmanager
+async def _logouts_finish(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:
+    """When the client goes, wait for the LOGOUTs that still follow answers already given."""
+    try:
+        yield {}
+    finally:
+        from .gmail.imap import finish_logouts
+
+        await finish_logouts()
+
+
 def build_server(runtime: Runtime) -> MCPServer:
     server = GmailServer(
         name=SERVER_NAME,
         version=__version__,
         instructions=build_instructions(runtime.config, guide_path=local_guide_path()),
+        lifespan=_logouts_finish,
     )
     for uri, name, title, description in GUIDES:
         server.add_resource(
@@ -114,8 +127,37 @@ def build_server(runtime: Runtime) -> MCPServer:
                 text=guide_text(name),
             )
         )
-    accounts.register(server, runtime)
-    read.register(server, runtime)
-    work.register(server, runtime)
-    outgoing.register(server, runtime)
+
+    def register_tools() -> None:
+        # The tool modules pull in the mail layer, the result models and the protocol libraries.
+        from .tools import accounts, outgoing, read, work
+
+        accounts.register(server, runtime)
+        read.register(server, runtime)
+        work.register(server, runtime)
+        outgoing.register(server, runtime)
+
+    _register_on_first_use(server, register_tools)
     return server
+
+
+class _ToolsOnFirstUse:
+    """Stands in for the SDK's tool manager until something asks for a tool.
+
+    `initialize` needs the instructions and capabilities only. Building the tools' schemas and
+    importing everything behind them costs about as much again as the rest of start-up, so that
+    work waits for the first tools/list or tools/call."""
+
+    def __init__(self, manager: Any, register: Callable[[], None]) -> None:
+        self._manager = manager
+        self._register: Callable[[], None] | None = register
+
+    def __getattr__(self, name: str) -> Any:
+        register, self._register = self._register, None
+        if register is not None:
+            register()  # its add_tool calls come back here and go straight through
+        return getattr(self._manager, name)
+
+
+def _register_on_first_use(server: MCPServer, register: Callable[[], None]) -> None:
+    server._tool_manager = _ToolsOnFirstUse(server._tool_manager, register)  # type: ignore[assignment]

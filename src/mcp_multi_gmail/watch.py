@@ -26,6 +26,7 @@ from .errors import MailError
 from .layout import AddonLayout, project_dir
 from .watch_args import WatchArgsError, WatchPlan, one_line, plan_watch
 from .watch_check import Check, imap_check
+from .watch_idle import start_idlers, stop_idlers
 from .watch_state import KNOWN_FILE, OWNER_FILE, load_known, new_token, owns_claim, save_known, write_claim
 
 EXIT_NEW_MAIL = 0
@@ -105,6 +106,7 @@ class Watcher:
         ppid: Callable[[], int] = os.getppid,
         abort: threading.Event | None = None,
         log: Callable[[str], None] = stderr_log,
+        wake: threading.Event | None = None,
     ) -> None:
         self.watched = dict(watched)
         self.owner_path = state_dir / OWNER_FILE
@@ -118,6 +120,8 @@ class Watcher:
         self.ppid = ppid
         self.abort = abort if abort is not None else threading.Event()
         self.log = log
+        # Set by the IDLE connections when Gmail reports new mail: check now, not at the next poll.
+        self.wake = wake
         self.checks = 0  # calls of `check`, for the log and for tests
         self._auth_failures = dict.fromkeys(self.watched, 0)
 
@@ -134,6 +138,8 @@ class Watcher:
         watch_parent = parent != 1 and os.name != "nt"
         outside_logged = False
         while True:
+            if self.wake is not None:
+                self.wake.clear()  # whatever arrives from here on is seen by this round or wakes the next
             if self.abort.is_set():
                 return Outcome(EXIT_RESTART, LINE_ABORTED)
             if not owns_claim(self.owner_path, token):
@@ -161,7 +167,19 @@ class Watcher:
                 outside_logged = True
             if (self.clock() - started).total_seconds() >= self.max_s:
                 return Outcome(EXIT_RESTART, LINE_TIME_UP)
+            self._pause()
+
+    def _pause(self) -> None:
+        """Until the next poll, a stop, or (with IDLE) new mail in a watched mailbox."""
+        if self.wake is None:
             self.sleep(self.interval_s, self.abort)
+            return
+        end = time.monotonic() + self.interval_s
+        while not self.abort.is_set() and not self.wake.is_set():
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            self.wake.wait(min(left, _POLL_S))
 
     def _round(self, known: dict[str, set[str]]) -> tuple[list[str], list[str]] | None:
         """Check every watched mailbox in turn; None when stopped meanwhile."""
@@ -321,6 +339,8 @@ def run_watcher(
         stderr_log(f"kotvy schránek bez „watch“ nechávám stranou: {', '.join(plan.dropped)}")
     stderr_log(_describe(plan, directory))
     abort = threading.Event()
+    wake, stop = threading.Event(), threading.Event()
+    idlers = start_idlers(plan.watched, plan.config, plan.endpoint, wake, stop, stderr_log)
     watcher = Watcher(
         plan.watched,
         state_dir=directory,
@@ -329,8 +349,10 @@ def run_watcher(
         max_s=plan.max_s,
         hours=plan.hours,
         abort=abort,
+        wake=wake,
     )
     with _stop_on_signals(abort):
         outcome = watcher.run()
     _emit(outcome.line)
+    stop_idlers(idlers, stop)  # DONE and LOGOUT, after the line so the assistant is not kept waiting
     return outcome.code

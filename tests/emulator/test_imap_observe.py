@@ -246,6 +246,17 @@ def test_idle_reports_no_flag_changes_by_default(imap_emu: ImapEmu) -> None:
     client.logout()
 
 
+def test_idle_refused_knob(imap_emu: ImapEmu) -> None:
+    imap_emu.store.knobs.idle_refused = True
+    client = imap_emu.client()
+    assert b"IDLE" in client.capabilities()  # still advertised: the client learns it only by trying
+    client.select_folder("INBOX")
+    with pytest.raises(IMAPClientError, match="NO"):
+        client.idle()
+    assert client.search(["ALL"]) == []  # the session is still usable
+    client.logout()
+
+
 def test_disconnect_during_idle(imap_emu: ImapEmu) -> None:
     client = imap_emu.client()
     client.select_folder("INBOX")

@@ -14,7 +14,7 @@ from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.config import load_config
 from mcp_multi_gmail.demo import DEMO_ACCOUNTS  # the same three mailboxes the demo shows
 from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
-from mcp_multi_gmail.gmail.imap import forget_special_folders
+from mcp_multi_gmail.gmail.imap import finish_logouts, forget_special_folders
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
 
@@ -61,7 +61,10 @@ def demo(
 async def call_tool(runtime: Runtime, tool: str, args: dict[str, Any]) -> Any:
     """One tool call through a real in-process MCP client; returns the CallToolResult."""
     async with Client(build_server(runtime)) as client:
-        return await client.call_tool(tool, args)
+        result = await client.call_tool(tool, args)
+    # LOGOUT follows the answer in the background; let it land before the test looks at counters.
+    await finish_logouts()
+    return result
 
 
 @pytest.fixture

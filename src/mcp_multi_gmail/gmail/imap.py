@@ -6,31 +6,36 @@ thread and is never shared; `run_session` is the async doorway the service layer
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import random
 import re
 import socket
 import ssl
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-from imapclient import IMAPClient
-from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
-from imapclient.imap_utf7 import decode as decode_utf7
-from imapclient.imapclient import SocketTimeout
 
 from .. import deadline
 from ..errors import MailError
 from .connections import Connections, Gate
 from .endpoint import Endpoint
-from .parse.bodystructure import Part, parts
-from .parse.envelope import EnvelopeInfo, envelope_info
 from .refusals import command_refused, login_refused
+
+if TYPE_CHECKING:
+    from imapclient import IMAPClient
+
+    from .parse.bodystructure import Part
+    from .parse.envelope import EnvelopeInfo
+
+# imapclient and the parser are imported at the first connection, not at start-up: the server
+# answers `initialize` before any mailbox is touched.
 
 T = TypeVar("T")
 
@@ -38,6 +43,8 @@ T = TypeVar("T")
 # shortened to what is left of the call's deadline.
 CONNECT_TIMEOUT_S = 30.0
 READ_TIMEOUT_S = 120.0
+# The LOGOUT after the answer has gone back: short, because nothing useful depends on it.
+LOGOUT_TIMEOUT_S = 5.0
 # Gmail's answer to one LOGIN too many; the wait before the one more try is jittered so that
 # parallel calls do not come back at the same moment.
 TOO_MANY_BACKOFF_S = (1.0, 3.0)
@@ -166,6 +173,8 @@ class Fetched:
 
 
 def _label(raw: object) -> str:
+    from imapclient.imap_utf7 import decode as decode_utf7
+
     if isinstance(raw, bytes):
         return str(decode_utf7(raw))
     return str(raw)
@@ -178,6 +187,9 @@ def _aware(value: object) -> datetime | None:
 
 
 def _fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
+    from .parse.bodystructure import parts
+    from .parse.envelope import envelope_info
+
     item = Fetched(uid=uid)
     if b"X-GM-THRID" in data:
         item.thread_id = int(data[b"X-GM-THRID"])
@@ -281,6 +293,8 @@ class ImapSession:
 
     def open(self, special: str, *, writable: bool = False) -> str:
         """EXAMINE (read-only, never sets \\Seen) or SELECT a special folder found by its flag."""
+        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
+
         path = self.folder(special)
         if self._selected != (path, writable):
             try:
@@ -377,10 +391,49 @@ class ImapSession:
                 found.setdefault(key, []).extend(items)
         return found
 
+    # ------------------------------------------------------------------ IDLE (RFC 2177)
+
+    def can_idle(self) -> bool:
+        return b"IDLE" in {bytes(c).upper() for c in self.client.capabilities()}
+
+    def idle_start(self) -> bool:
+        """Enter IDLE on the open folder; False when the server refuses it (tagged NO/BAD)."""
+        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
+
+        try:
+            self.client.idle()
+        except IMAPClientAbortError:
+            raise
+        except IMAPClientError:
+            return False
+        return True
+
+    def idle_wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds in IDLE; True when the folder reported new messages (EXISTS).
+
+        Gmail reports only EXISTS and EXPUNGE while idling. A closed connection makes imapclient
+        return nothing at once, so an early empty answer or a BYE is treated as a dropped line."""
+        began = time.monotonic()
+        responses = self.client.idle_check(timeout)
+        new_mail = False
+        for response in responses:
+            if len(response) >= 2 and response[1] == b"EXISTS":
+                new_mail = True
+            elif response and response[0] == b"BYE":
+                raise ConnectionError("Gmail ended the IDLE connection")
+        if not responses and time.monotonic() - began < timeout / 2:
+            raise ConnectionError("the IDLE connection was closed")
+        return new_mail
+
+    def idle_stop(self) -> None:
+        self.client.idle_done()
+
     # ------------------------------------------------------------------ writing
 
     def create_label(self, name: str) -> bool:
         """CREATE a label; False when Gmail says it exists already ([ALREADYEXISTS] is success)."""
+        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
+
         self.changes_sent = True
         try:
             self.client.create_folder(name)
@@ -395,6 +448,8 @@ class ImapSession:
 
     def change_labels(self, uids: list[int], labels: list[str], *, add: bool) -> bool:
         """UID STORE ±X-GM-LABELS.SILENT; False when Gmail refuses (the caller reads back anyway)."""
+        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
+
         accepted = True
         for batch in uid_batches(uids):
             self.changes_sent = True
@@ -410,6 +465,8 @@ class ImapSession:
         return accepted
 
     def change_flags(self, uids: list[int], flags: list[str], *, add: bool) -> bool:
+        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
+
         if not flags:
             return True
         accepted = True
@@ -444,6 +501,19 @@ class ImapSession:
                 found[part_id] = bytes(value)
         return found
 
+    def fetch_same_part(self, uids: list[int], part_id: str) -> dict[int, bytes]:
+        """The same body part of many messages in one FETCH (BODY.PEEK: never sets \\Seen)."""
+        if not uids:
+            return {}
+        answer = self.client.fetch(uids, [f"BODY.PEEK[{part_id}]"])
+        key = f"BODY[{part_id}]".encode()
+        found: dict[int, bytes] = {}
+        for uid, data in answer.items():
+            value = data.get(key)
+            if value is not None:
+                found[int(uid)] = bytes(value)
+        return found
+
     def append(self, special: str, data: bytes, flags: list[str], when: datetime | None) -> int | None:
         """APPEND to a special folder; the new UID from APPENDUID, or None when Gmail gave none."""
         path = self.folder(special)
@@ -454,6 +524,8 @@ class ImapSession:
 
     def move(self, uids: list[int], special: str) -> bool:
         """UID MOVE to a special folder (Gmail advertises MOVE only after login); False when refused."""
+        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
+
         target = self.folder(special)
         self.changes_sent = True
         try:
@@ -501,8 +573,39 @@ class ImapSession:
         return bytes(value) if value is not None else None
 
 
-def _connect(endpoint: Endpoint) -> IMAPClient:
-    client = IMAPClient(
+_CLIENT_CLASS: type[IMAPClient] | None = None
+
+
+def _client_class() -> type[IMAPClient]:
+    """IMAPClient without the CAPABILITY that imaplib sends before LOGIN.
+
+    Gmail's greeting carries no capabilities, and its LOGIN answer carries all of them (imapclient
+    asks after LOGIN if an answer ever lacks them). Asking before LOGIN cost a round trip per call
+    for nothing this client uses before it is logged in."""
+    global _CLIENT_CLASS
+    if _CLIENT_CLASS is None:
+        from imapclient import IMAPClient, tls
+
+        class _NoEarlyCapability(tls.IMAP4_TLS):  # type: ignore[misc]
+            def _get_capabilities(self) -> None:
+                self.capabilities = ("IMAP4REV1",)  # what imaplib checks before it lets us log in
+
+        class _Client(IMAPClient):  # type: ignore[misc]
+            def _create_IMAP4(self) -> Any:
+                connect_timeout = getattr(self._timeout, "connect", None)
+                return _NoEarlyCapability(self.host, self.port, self.ssl_context, connect_timeout)
+
+        _CLIENT_CLASS = _Client
+    return _CLIENT_CLASS
+
+
+def _connect(endpoint: Endpoint, *, early_capability: bool = False) -> IMAPClient:
+    """`early_capability`: ask CAPABILITY before LOGIN as imaplib does (the probe reports that answer)."""
+    from imapclient import IMAPClient
+    from imapclient.imapclient import SocketTimeout
+
+    client_class = IMAPClient if early_capability else _client_class()
+    client = client_class(
         endpoint.imap_host,
         port=endpoint.imap_port,
         ssl=True,
@@ -522,6 +625,8 @@ def _connect(endpoint: Endpoint) -> IMAPClient:
 @contextmanager
 def open_session(account: str, address: str, password: str, endpoint: Endpoint) -> Iterator[ImapSession]:
     """Connect and log in; always log out (or drop the socket) afterwards."""
+    from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
+
     try:
         client = _connect(endpoint)
     except (OSError, ssl.SSLError, IMAPClientError) as error:
@@ -572,11 +677,19 @@ def _web_alert(client: IMAPClient) -> bool:
 
 
 def _close(client: IMAPClient) -> None:
+    # A LOGOUT is still owed to Gmail (a dropped socket counts against its connection limit), but
+    # nobody waits for it any more: a silent server must not keep the worker for the full read timeout.
+    with contextlib.suppress(Exception):
+        client.socket().settimeout(LOGOUT_TIMEOUT_S)
     try:
         client.logout()
     except Exception:  # noqa: BLE001 - closing is best effort: whatever LOGOUT raised, the socket still goes
         with contextlib.suppress(Exception):
             client.shutdown()
+
+
+# Sessions whose answer is out but whose LOGOUT is still under way (see finish_logouts).
+_LOGGING_OUT: set[asyncio.Future[None]] = set()
 
 
 async def run_session(
@@ -623,17 +736,56 @@ async def _one_session(
 ) -> T:
     deadline.note(f'waiting for a free connection to mailbox "{account}" ({gate.busy} of {gate.cap} in use)')
     await gate.acquire()
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[T] = loop.create_future()
 
-    def in_thread() -> T:
+    def settle(value: T | None, error: BaseException | None) -> None:
+        if answer.done():  # the caller gave up (a deadline): nobody is listening any more
+            return
+        if error is not None:
+            answer.set_exception(error)
+        else:
+            answer.set_result(value)  # type: ignore[arg-type]
+
+    def report(value: T | None, error: BaseException | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is gone (process shutting down)
+            loop.call_soon_threadsafe(settle, value, error)
+
+    def in_thread() -> None:
         try:
             deadline.note(f'working with mailbox "{account}" over IMAP')
             with open_session(account, address, password, endpoint) as session:
-                return work(session)
+                # The answer goes back now; the LOGOUT and the close follow on this thread.
+                report(work(session), None)
+        except BaseException as error:  # noqa: BLE001 - handed to the caller, never lost in the worker
+            report(None, error)
         finally:
             gate.release()  # only now is the connection really closed
 
-    # Cancelled before a thread took the work: the slot was never handed over, give it back here.
-    return await pool.run(in_thread, on_skipped=gate.release)
+    async def in_pool() -> None:
+        try:
+            # Cancelled before a thread took the work: the slot was never handed over, give it back here.
+            await pool.run(in_thread, on_skipped=gate.release)
+        except asyncio.CancelledError:
+            settle(None, asyncio.CancelledError())
+            raise
+
+    closing = asyncio.ensure_future(in_pool())
+    _LOGGING_OUT.add(closing)
+    closing.add_done_callback(_LOGGING_OUT.discard)
+    try:
+        return await answer
+    except asyncio.CancelledError:
+        closing.cancel()  # work no thread has taken yet never runs; a running one is abandoned
+        raise
+
+
+async def finish_logouts(timeout: float = LOGOUT_TIMEOUT_S + 1.0) -> None:
+    """Wait (at most `timeout` seconds) until every session handed back has logged out."""
+    loop = asyncio.get_running_loop()
+    pending = [task for task in _LOGGING_OUT if not task.done() and task.get_loop() is loop]
+    if pending:
+        await asyncio.wait(pending, timeout=timeout)
 
 
 _DEFAULT: Connections | None = None

@@ -380,7 +380,7 @@ def run_probe(
 ) -> ProbeReport:
     report = ProbeReport(account=account)
     try:
-        client = _connect(endpoint)
+        client = _connect(endpoint, early_capability=True)
     except (OSError, IMAPClientError) as error:
         raise network_error(account, error) from None
     try:

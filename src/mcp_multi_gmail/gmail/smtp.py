@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-
-import aiosmtplib
+from typing import TYPE_CHECKING
 
 from .. import deadline
 from ..errors import MailError
 from .endpoint import SMTPS, SUBMISSION, Endpoint
 from .refusals import smtp_login_refused
+
+if TYPE_CHECKING:
+    import aiosmtplib  # imported at the first SMTP use, not at start-up
 
 # A blocked port stays silent; a short connect timeout keeps a probe from hanging for minutes.
 # Both are shortened to what is left of the call's deadline.
@@ -26,6 +28,8 @@ class ProbeFailure:
 
 
 def _client(endpoint: Endpoint, gmail_port: int) -> aiosmtplib.SMTP:
+    import aiosmtplib
+
     implicit = gmail_port == SMTPS
     return aiosmtplib.SMTP(
         hostname=endpoint.smtp_host,
@@ -47,6 +51,8 @@ def _one_line(code: int, message: str) -> str:
 
 
 def _reason(error: BaseException) -> str:
+    import aiosmtplib
+
     if isinstance(error, aiosmtplib.SMTPResponseException):
         return _one_line(error.code, error.message)
     return str(error) or type(error).__name__
@@ -54,6 +60,8 @@ def _reason(error: BaseException) -> str:
 
 async def login_probe(endpoint: Endpoint, gmail_port: int, address: str, password: str) -> None:
     """Connect and authenticate on one port; send nothing. Raises the aiosmtplib error."""
+    import aiosmtplib
+
     client = _client(endpoint, gmail_port)
     await client.connect(timeout=deadline.remaining(CONNECT_TIMEOUT_S))
     try:
@@ -73,6 +81,8 @@ async def choose_port(
     account: str, address: str, password: str, endpoint: Endpoint, candidates: tuple[int, ...]
 ) -> int:
     """The first candidate port that accepts our login; a refused password fails at once."""
+    import aiosmtplib
+
     failures: list[ProbeFailure] = []
     for port in candidates:
         try:
@@ -189,6 +199,8 @@ async def submit(
 
     `before_data` runs after the recipients were accepted and before the message's bytes go out
     (the send journal is written there); if it raises, nothing is sent."""
+    import aiosmtplib
+
     client = _client(endpoint, gmail_port)
     stage = "connect"
     accepted: list[str] = []

@@ -5,12 +5,12 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from .. import policy
 from ..config import Account
 from ..domain import Address
 from ..errors import MailError
-from ..gmail.compose import Composed, Draft, compose
 from ..gmail.imap import ALL_MAIL, DRAFTS, ImapSession
 from ..request import Prepared, Request
 from ..runtime import Runtime
@@ -25,6 +25,9 @@ from .outgoing import (
 from .results import DraftResult, DraftsResult, DraftSummary
 from .session import in_session
 from .summary import carries, summarize
+
+if TYPE_CHECKING:  # compose loads at the first draft, not at start-up
+    from ..gmail.compose import Composed
 
 
 def new_message_id(address: str) -> str:
@@ -45,6 +48,8 @@ class _Progress:
 
 
 def _save(session: ImapSession, runtime: Runtime, account: Account, prepared: Prepared, progress: _Progress) -> None:
+    from ..gmail.compose import Draft, compose
+
     request = prepared.request
     if prepared.in_reply_to:
         progress.original = read_original(session, account, prepared.in_reply_to, with_quote=request.quote_original)

@@ -61,6 +61,20 @@ def thread_id(value: str) -> int:
     return int(text)
 
 
+BODIES_CHOICES = ("none", "unprocessed", "all")
+
+
+def bodies(value: str) -> str:
+    """mg_get_thread's `bodies`: which messages come with a body window."""
+    if value not in BODIES_CHOICES:
+        shown = value[:40] if isinstance(value, str) else repr(value)
+        raise invalid_input(
+            f'bodies must be "none", "unprocessed" or "all", not "{shown}". "unprocessed" gives the bodies '
+            "of the messages without the processed label, \"all\" every message's."
+        )
+    return value
+
+
 def attachment_id(value: str) -> str:
     text = value.strip()
     if not re.fullmatch(r"[1-9][0-9]{0,3}(\.[1-9][0-9]{0,3}){0,9}", text):

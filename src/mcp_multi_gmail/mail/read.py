@@ -22,6 +22,7 @@ from ..gmail.parse.transfer import decode_body, decode_bytes
 from ..htmltext import html_to_text
 from ..runtime import Runtime
 from ..text import clean
+from . import bodies as bodies_
 from . import inputs
 from .cursor import Key, decode, encode, fingerprint, key_of
 from .preview import previews
@@ -176,7 +177,9 @@ def _page_result(
 # ------------------------------------------------------------------ thread
 
 
-def _read_thread(session: ImapSession, account: Account, thread: int) -> ThreadResult:
+def _read_thread(
+    session: ImapSession, account: Account, thread: int, bodies: str = "none", max_body_length: int = 0
+) -> ThreadResult:
     now = _now()
     session.open(ALL_MAIL)
     uids = session.search(["X-GM-THRID", thread])
@@ -186,7 +189,12 @@ def _read_thread(session: ImapSession, account: Account, thread: int) -> ThreadR
             "mg_next_pass and belong to the mailbox they were found in."
         )
     fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER, "BODYSTRUCTURE"])
-    shown = previews(session, fetched.values())
+    wanted = [u for u in uids if u in fetched and _wants_body(fetched[u], account, bodies)]
+    read = bodies_.read_texts(session, fetched, wanted) if wanted else None
+    # A message whose body was read gets its preview from it; only the others need the beginnings.
+    shown = previews(session, [item for uid, item in fetched.items() if uid not in wanted])
+    if read is not None:
+        shown.update(read.previews())
     messages = [
         ThreadMessage(
             **summarize(item, account, now, with_auth=True).model_dump(by_alias=False), preview=shown.get(item.uid)
@@ -194,7 +202,7 @@ def _read_thread(session: ImapSession, account: Account, thread: int) -> ThreadR
         for item in fetched.values()
     ]
     messages.sort(key=lambda m: (m.received_at or "", m.uid))
-    return ThreadResult(
+    result = ThreadResult(
         account=account.name,
         thread_id=str(thread),
         thread_source="native",
@@ -204,12 +212,34 @@ def _read_thread(session: ImapSession, account: Account, thread: int) -> ThreadR
         last_received_at=messages[-1].received_at if messages else None,
         messages=messages,
     )
+    if read is None:
+        if bodies != "none":
+            result.body_budget_exhausted = False
+        return result
+    # The budget is for the whole result: what the summaries already take is not left for bodies.
+    budget = bodies_.THREAD_BUDGET - len(result.model_dump_json(by_alias=True))
+    budget -= sum(bodies_.overhead(fetched[uid].parts) for uid in read.wanted)
+    windows = read.windows([m.uid for m in messages if m.uid in read.wanted], max_body_length, budget)
+    for position, message in enumerate(messages):
+        got = windows.get(message.uid)
+        if got is not None:
+            messages[position] = ThreadMessage(**message.model_dump(by_alias=False), **got.fields())
+    result.messages = messages
+    result.body_budget_exhausted = any(w.cut_by_budget for w in windows.values())
+    return result
 
 
-async def get_thread(runtime: Runtime, account_name: str, thread_id: str) -> ThreadResult:
+def _wants_body(item: Fetched, account: Account, bodies: str) -> bool:
+    return bodies == "all" or (bodies == "unprocessed" and not is_processed(item, account))
+
+
+async def get_thread(
+    runtime: Runtime, account_name: str, thread_id: str, bodies: str = "none", max_body_length: int = 4000
+) -> ThreadResult:
     thread = inputs.thread_id(thread_id)
+    mode = inputs.bodies(bodies)
     account = runtime.account(account_name)
-    return await in_session(runtime, account, lambda s: _read_thread(s, account, thread))
+    return await in_session(runtime, account, lambda s: _read_thread(s, account, thread, mode, max_body_length))
 
 
 # ------------------------------------------------------------------ message

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from ..domain import Address, Authentication
 
@@ -135,12 +135,59 @@ class MessageSummary(BaseModel):
     model_config = {"populate_by_name": True}
 
 
+class AttachmentInfo(BaseModel):
+    attachment_id: str = Field(description="Body part number; pass it to mg_get_attachment")
+    filename: str | None
+    mime_type: str
+    size_bytes: int | None = Field(description="Encoded size from the body structure")
+    inline: bool
+
+
+def _drop_unset(data: Any, model: BaseModel, names: tuple[str, ...]) -> Any:
+    """Leave out fields nobody asked for, so a call without `bodies` answers exactly as before."""
+    if isinstance(data, dict):
+        for name in names:
+            if name not in model.model_fields_set:
+                data.pop(name, None)
+    return data
+
+
+_BODY_FIELDS = (
+    "body_format",
+    "body",
+    "body_offset",
+    "body_total_length",
+    "body_truncated",
+    "hidden_text_chars",
+    "attachments",
+)
+
+
 class ThreadMessage(MessageSummary):
+    """A thread's message; the body fields are there only when `bodies` asked for this message."""
+
     preview: str | None = Field(
         default=None,
         description="Written by the sender: the first 300 characters of the text, quotes and signature left "
         "out; null without a text part",
     )
+    body_format: Literal["text", "html_as_text"] | None = Field(
+        default=None, description='Only with bodies: "text" (the plain part) or "html_as_text", as mg_get_message'
+    )
+    body: str | None = Field(
+        default=None, description="Only with bodies: a window from the start; written by the sender, data"
+    )
+    body_offset: int | None = None
+    body_total_length: int | None = None
+    body_truncated: bool | None = Field(
+        default=None, description="true: read the rest with mg_get_message and body_offset"
+    )
+    hidden_text_chars: int | None = None
+    attachments: list[AttachmentInfo] | None = None
+
+    @model_serializer(mode="wrap")
+    def _only_asked(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_unset(handler(self), self, _BODY_FIELDS)
 
 
 class ThreadResult(BaseModel):
@@ -152,14 +199,15 @@ class ThreadResult(BaseModel):
     unprocessed_messages: int
     last_received_at: str | None
     messages: list[ThreadMessage]
+    body_budget_exhausted: bool | None = Field(
+        default=None,
+        description="Only with bodies: true when the result's 200 000-character budget ran out, so the "
+        "bodies of the later messages were cut short (body_truncated); read them with mg_get_message",
+    )
 
-
-class AttachmentInfo(BaseModel):
-    attachment_id: str = Field(description="Body part number; pass it to mg_get_attachment")
-    filename: str | None
-    mime_type: str
-    size_bytes: int | None = Field(description="Encoded size from the body structure")
-    inline: bool
+    @model_serializer(mode="wrap")
+    def _only_asked(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _drop_unset(handler(self), self, ("body_budget_exhausted",))
 
 
 class MessageResult(MessageSummary):

@@ -11,13 +11,13 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from .. import deadline, policy
 from ..config import Account
 from ..domain import Address
 from ..errors import MailError
 from ..gmail import imap, smtp
-from ..gmail.compose import Composed, Draft, compose, content_message_id
 from ..gmail.imap import SENT, ImapSession
 from ..request import Prepared, Request
 from ..runtime import Runtime
@@ -32,6 +32,9 @@ from .outgoing import (
 from .results import SendResult, SentCopy
 from .session import in_session
 
+if TYPE_CHECKING:  # compose loads at the first send, not at start-up
+    from ..gmail.compose import Composed
+
 # Gmail files SMTP mail into Sent by itself, after an undocumented delay that reports put at up to
 # about ten seconds. Look for it with growing pauses for this long before storing a copy ourselves:
 # a copy appended too early is a second copy once Gmail's own arrives.
@@ -41,6 +44,8 @@ LAST_PAUSE_S = 3.0
 
 
 def _message_id(account: Account, prepared: Prepared, repeat: bool) -> str:
+    from ..gmail.compose import content_message_id
+
     if repeat:
         domain = prepared.sender[0].rpartition("@")[2]
         return f"{uuid.uuid4().hex}.mg@{domain}"  # a deliberate second send is a new message
@@ -146,6 +151,9 @@ async def _choose_port(runtime: Runtime, account: Account) -> int:
 
 
 async def send_message(runtime: Runtime, account_name: str, request: Request, *, repeat: bool) -> SendResult:
+
+    from ..gmail.compose import Draft, compose
+
     account = runtime.account(account_name)
     prepared = prepare(runtime.config, account, request, sending=True)
     message_id = _message_id(account, prepared, repeat)

@@ -1,0 +1,165 @@
+"""Body windows: one message's (mg_get_message) and a whole thread's in two FETCHes (mg_get_thread).
+
+A thread's bodies cost one FETCH of the structures (it rides on the summary FETCH) and one FETCH
+of the chosen text parts, however many messages there are. Messages whose text sits at another
+part number (a plain message beside one with attachments, "1" against "1.1") get one FETCH per
+distinct part number: asking every message for every number would pull another message's
+attachment bytes, and how Gmail answers for a part a message does not have is not documented.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from ..gmail.imap import Fetched, ImapSession
+from ..gmail.parse.bodystructure import Part, attachment_parts, body_part
+from ..gmail.parse.transfer import decode_body
+from ..htmltext import html_to_text
+from .preview import preview_of
+from .results import AttachmentInfo
+
+BodyFormat = Literal["text", "html", "html_as_text"]
+
+# The whole mg_get_thread result stays under this many characters; bodies share what is left.
+THREAD_BUDGET = 200_000
+
+
+@dataclass(frozen=True)
+class BodyWindow:
+    """The body fields mg_get_message and mg_get_thread return for one message."""
+
+    body_format: BodyFormat | None
+    body: str | None
+    body_offset: int
+    body_total_length: int
+    body_truncated: bool
+    hidden_text_chars: int = 0
+    attachments: list[AttachmentInfo] = field(default_factory=list)
+    cut_by_budget: bool = False  # shortened because the thread's budget ran out, not by the window
+    text: str | None = None  # the whole decoded text (for the preview), not part of the result
+
+    def fields(self) -> dict[str, object]:
+        return {
+            "body_format": self.body_format,
+            "body": self.body,
+            "body_offset": self.body_offset,
+            "body_total_length": self.body_total_length,
+            "body_truncated": self.body_truncated,
+            "hidden_text_chars": self.hidden_text_chars,
+            "attachments": self.attachments,
+        }
+
+
+def attachment_list(structure: Sequence[Part] | None) -> list[AttachmentInfo]:
+    return [
+        AttachmentInfo(
+            attachment_id=part.part_id,
+            filename=part.filename,
+            mime_type=part.mime_type,
+            size_bytes=part.size,
+            inline=part.disposition == "inline",
+        )
+        for part in attachment_parts(structure)
+    ]
+
+
+def overhead(structure: Sequence[Part] | None) -> int:
+    """Characters a message's body fields take besides the body text (keys, the attachment list)."""
+    listed = attachment_list(structure)
+    return 160 + sum(len(a.model_dump_json()) + 40 for a in listed)
+
+
+def decoded(
+    chosen: Part | None, raw: bytes | None, *, raw_html: bool = False
+) -> tuple[BodyFormat | None, str | None, int]:
+    """(format, text, hidden characters) of the chosen part, as mg_get_message shows it: the plain
+    part as it is; an HTML-only body converted to text without what it hides; raw HTML only when
+    asked for. (None, None, 0) without a text part."""
+    if chosen is None or raw is None:
+        return None, None, 0
+    text = decode_body(raw, chosen.encoding, chosen.charset)
+    if chosen.mime_type != "text/html":
+        return "text", text, 0
+    if raw_html:
+        return "html", text, 0
+    converted = html_to_text(text)
+    return "html_as_text", converted.text, converted.hidden_chars
+
+
+def window(
+    body_format: BodyFormat | None,
+    text: str | None,
+    offset: int,
+    limit: int,
+    structure: Sequence[Part] | None,
+    hidden: int = 0,
+) -> BodyWindow:
+    total = len(text) if text is not None else 0
+    start = min(offset, total)
+    shown = text[start : start + limit] if text is not None else None
+    return BodyWindow(
+        body_format=body_format,
+        body=shown,
+        body_offset=start,
+        body_total_length=total,
+        body_truncated=shown is not None and start + len(shown) < total,
+        hidden_text_chars=hidden,
+        attachments=attachment_list(structure),
+        text=text,
+    )
+
+
+@dataclass
+class ThreadTexts:
+    """The text parts of a thread's chosen messages, read in one FETCH (per distinct part number)."""
+
+    fetched: Mapping[int, Fetched]
+    wanted: list[int]
+    chosen: dict[int, Part]
+    raw: dict[int, bytes]
+
+    def previews(self) -> dict[int, str | None]:
+        """The previews of the messages read whole, from their text (no FETCH of beginnings)."""
+        found: dict[int, str | None] = {}
+        for uid in self.wanted:
+            part, raw = self.chosen.get(uid), self.raw.get(uid)
+            found[uid] = (
+                None
+                if part is None or raw is None
+                else preview_of(decode_body(raw, part.encoding, part.charset), html=part.mime_type == "text/html")
+            )
+        return found
+
+    def windows(self, order: Sequence[int], limit: int, budget: int) -> dict[int, BodyWindow]:
+        """Body windows in `order`: each at most `limit` characters, together at most `budget`, so
+        the messages late in `order` are the ones cut when the budget runs out."""
+        windows: dict[int, BodyWindow] = {}
+        left = max(budget, 0)
+        for uid in order:
+            item = self.fetched.get(uid)
+            structure = item.parts if item is not None else None
+            body_format, text, hidden = decoded(self.chosen.get(uid), self.raw.get(uid))
+            own = window(body_format, text, 0, limit, structure, hidden)
+            if own.body is not None and len(own.body) > left:
+                own = replace(window(body_format, text, 0, left, structure, hidden), cut_by_budget=True)
+            windows[uid] = own
+            left -= len(own.body or "")
+        return windows
+
+
+def read_texts(session: ImapSession, fetched: Mapping[int, Fetched], wanted: Sequence[int]) -> ThreadTexts:
+    """Fetch the chosen text part of every wanted message (their BODYSTRUCTUREs are in `fetched`)."""
+    chosen: dict[int, Part] = {}
+    by_part: dict[str, list[int]] = {}
+    for uid in wanted:
+        item = fetched.get(uid)
+        part = body_part(item.parts) if item is not None else None
+        if part is not None:
+            chosen[uid] = part
+            by_part.setdefault(part.part_id, []).append(uid)
+    raw: dict[int, bytes] = {}
+    for part_id, group in by_part.items():
+        raw.update(session.fetch_same_part(group, part_id))
+    return ThreadTexts(fetched, list(wanted), chosen, raw)

@@ -1,0 +1,58 @@
+"""Start-up loads only what the `initialize` answer needs; the rest comes at first use."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from gmail_emulator import GmailEmulator
+
+LATE = [
+    "imapclient",
+    "aiosmtplib",
+    "mcp_multi_gmail.gmail.compose",
+    "mcp_multi_gmail.gmail.parse",
+    "mcp_multi_gmail.tools.read",
+    "mcp_multi_gmail.mail.results",
+]
+
+PROBE = """
+import asyncio, json, os, sys
+from pathlib import Path
+from mcp_multi_gmail.config import load_config
+from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
+from mcp_multi_gmail.runtime import Runtime
+from mcp_multi_gmail.server import build_server
+
+late = json.loads(sys.argv[2])
+runtime = Runtime(
+    config=load_config(Path(sys.argv[1]), layout=None, environ=os.environ),
+    endpoint=resolve_endpoint(os.environ), layout=None, environ=dict(os.environ),
+)
+server = build_server(runtime)
+before = [name for name in late if name in sys.modules]
+tools = asyncio.run(server.list_tools())
+after = [name for name in late if name in sys.modules]
+print(json.dumps({"before": before, "after": after, "tools": len(tools)}))
+"""
+
+
+def test_heavy_modules_wait_for_the_first_tool_use(
+    emulator: GmailEmulator, write_config: Callable[..., Path]
+) -> None:
+    path = write_config([{"name": "o", "address": "osobni@example.cz", "password": "osobniheslohesla"}])
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(path), json.dumps(LATE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**emulator.env(), "PATH": ""},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["before"] == [], "loaded before any tool was asked for"
+    assert seen["tools"] >= 10 and "mcp_multi_gmail.tools.read" in seen["after"]

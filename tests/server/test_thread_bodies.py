@@ -1,0 +1,181 @@
+"""mg_get_thread with `bodies`: the bodies of a whole thread in one call, a fixed number of commands."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+from toolcalls import Call, error, ok
+
+from gmail_emulator import GmailEmulator
+from mcp_multi_gmail.gmail import imap
+from mcp_multi_gmail.runtime import Runtime
+
+pytestmark = pytest.mark.anyio
+
+BOX = "osobni@example.cz"
+PROCESSED = "Asistent"
+BODY_KEYS = {
+    "body_format",
+    "body",
+    "body_offset",
+    "body_total_length",
+    "body_truncated",
+    "hidden_text_chars",
+    "attachments",
+}
+
+
+def thread_message(index: int, body: str, *, attachment: bytes | None = None) -> bytes:
+    msg = EmailMessage()
+    msg["From"] = f"Karel {index} <karel{index}@example.org>"
+    msg["To"] = BOX
+    msg["Subject"] = "Re: Rozpočet" if index else "Rozpočet"
+    msg["Message-ID"] = f"<rozpocet-{index}@example.org>"
+    msg["Date"] = f"Mon, 30 Nov 2026 08:{index:02d}:00 +0000"
+    if index:
+        msg["In-Reply-To"] = "<rozpocet-0@example.org>"
+        msg["References"] = "<rozpocet-0@example.org>"
+    msg.set_content(body)
+    if attachment is not None:
+        msg.add_attachment(attachment, maintype="application", subtype="pdf", filename="rozpocet.pdf")
+    return msg.as_bytes()
+
+
+def deliver_thread(emulator: GmailEmulator, bodies: list[str]) -> str:
+    for index, body in enumerate(bodies):
+        emulator.deliver(BOX, thread_message(index, body))
+    [first] = [m for m in emulator.messages(BOX) if m.header_id == "rozpocet-0@example.org"]
+    assert {m.thrid for m in emulator.messages(BOX)} == {first.thrid}
+    return str(first.thrid)
+
+
+@pytest.fixture
+def runtime(write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]) -> Runtime:
+    return make_runtime(
+        write_config(
+            [{"name": "o", "address": BOX, "password": "osobniheslohesla", "processed_label": PROCESSED}]
+        )
+    )
+
+
+async def test_bodies_all_unprocessed_and_none(emulator: GmailEmulator, runtime: Runtime, call: Call) -> None:
+    texts = [f"Zpráva číslo {i}: příliš žluťoučký kůň.\n" for i in range(3)]
+    thread = deliver_thread(emulator, texts)
+    emulator.add_labels(BOX, "rozpocet-0@example.org", [PROCESSED])
+
+    plain = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread)
+    assert all(not BODY_KEYS & set(m) for m in plain["messages"])
+    assert "body_budget_exhausted" not in plain
+
+    every = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all")
+    assert [m["body"] for m in every["messages"]] == texts
+    for m in every["messages"]:
+        assert m["body_format"] == "text" and m["body_offset"] == 0
+        assert m["body_total_length"] == len(m["body"]) and m["body_truncated"] is False
+        assert m["attachments"] == []
+    assert every["body_budget_exhausted"] is False
+
+    fresh = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="unprocessed")
+    first, *rest = fresh["messages"]
+    assert first["processed"] is True and not BODY_KEYS & set(first)
+    assert [m["body"] for m in rest] == texts[1:]
+
+    short = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all", max_body_length=7)
+    assert [m["body"] for m in short["messages"]] == [t[:7] for t in texts]
+    assert all(m["body_truncated"] is True for m in short["messages"])
+    assert all("\\Seen" not in m.flags for m in emulator.messages(BOX)), "reading must never set \\Seen"
+
+
+async def test_mixed_structures_each_get_their_own_text_part(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    emulator.deliver(BOX, thread_message(0, "Jen text.\n"))
+    emulator.deliver(BOX, thread_message(1, "Text s přílohou.\n", attachment=b"%PDF-1.4 " + b"x" * 50_000))
+    thread = str(emulator.messages(BOX)[0].thrid)
+    data = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all")
+    plain, attached = data["messages"]
+    assert plain["body"] == "Jen text.\n" and plain["attachments"] == []
+    assert attached["body"] == "Text s přílohou.\n"
+    [pdf] = attached["attachments"]
+    assert pdf["filename"] == "rozpocet.pdf" and pdf["mime_type"] == "application/pdf"
+    assert [m["preview"] for m in data["messages"]] == ["Jen text.", "Text s přílohou."]
+    sent = emulator.observer.wire_bytes("s", "imap")
+    assert sent < 20_000, f"the attachment must not travel: {sent} bytes"
+
+
+async def test_html_only_body_comes_as_mg_get_message_gives_it(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    msg = EmailMessage()
+    msg["From"] = "Newsletter <news@example.org>"
+    msg["To"] = BOX
+    msg["Subject"] = "Novinky"
+    msg["Message-ID"] = "<novinky@example.org>"
+    msg.set_content('<p>Dobrý den,</p><p style="display:none">skryto</p><p>nabídka platí.</p>', subtype="html")
+    emulator.deliver(BOX, msg.as_bytes())
+    thread = str(emulator.messages(BOX)[0].thrid)
+    data = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all")
+    [message] = data["messages"]
+    single = await ok(call, runtime, "mg_get_message", account="o", message_id="novinky@example.org")
+    assert message["body_format"] == "html_as_text" == single["body_format"]
+    assert message["body"] == single["body"] and "nabídka platí" in message["body"] and "skryto" not in message["body"]
+    assert message["hidden_text_chars"] == single["hidden_text_chars"] > 0
+
+
+async def _commands_for(emulator: GmailEmulator, runtime: Runtime, call: Call, count: int) -> list[str]:
+    emulator.reset()
+    emulator.add_account(BOX, "osobniheslohesla")
+    imap.forget_special_folders()
+    thread = deliver_thread(emulator, [f"Tělo zprávy {i}.\n" for i in range(count)])
+    data = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all")
+    assert len(data["messages"]) == count and all(m["body"] for m in data["messages"])
+    await imap.finish_logouts()
+    return [c.name for c in emulator.commands(BOX)]
+
+
+async def test_command_count_does_not_grow_with_the_thread(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    two = await _commands_for(emulator, runtime, call, 2)
+    twenty = await _commands_for(emulator, runtime, call, 20)
+    assert two == twenty
+    assert two.count("UID FETCH") == 2, two  # the summaries with structures, then every text part
+
+
+async def test_budget_cuts_the_later_bodies(emulator: GmailEmulator, runtime: Runtime, call: Call) -> None:
+    size = 15_000
+    texts = [(f"{i:02d}" + "abcdefghij" * (size // 10))[: size - 1] + "\n" for i in range(20)]
+    thread = deliver_thread(emulator, texts)
+    data = await ok(
+        call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all", max_body_length=size
+    )
+    assert data["body_budget_exhausted"] is True
+    got = [m["body"] for m in data["messages"]]
+    whole = [i for i, body in enumerate(got) if body == texts[i]]
+    assert whole == list(range(len(whole))) and 10 <= len(whole) < 20, "earlier bodies whole, later cut"
+    for i in range(len(whole), 20):
+        message = data["messages"][i]
+        assert texts[i].startswith(message["body"]) and len(message["body"]) < size
+        assert message["body_truncated"] is True and message["body_total_length"] == size
+    assert len(json.dumps(data, ensure_ascii=False, separators=(",", ":"))) <= 200_000
+    # Without the budget pressure the same thread comes whole.
+    small = await ok(
+        call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all", max_body_length=5_000
+    )
+    assert small["body_budget_exhausted"] is False
+    assert [m["body"] for m in small["messages"]] == [t[:5_000] for t in texts]
+
+
+@pytest.mark.parametrize("value", ["ALL", "", "some", "none "])
+async def test_bodies_refuses_other_values(
+    emulator: GmailEmulator, runtime: Runtime, call: Call, value: str
+) -> None:
+    thread = deliver_thread(emulator, ["Ahoj.\n"])
+    emulator.reset_counters()
+    body = await error(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies=value)
+    assert body["code"] == "invalid_input" and "unprocessed" in body["message"]
+    assert emulator.commands(BOX) == [], "a refused argument never reaches Gmail"

@@ -1,0 +1,205 @@
+"""The watcher wakes on IMAP IDLE: new mail ends it in seconds, not at the next poll; IDLE refused
+or dropping again and again leaves the poll doing the work."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from email.message import EmailMessage
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gmail_emulator import FaultRule, GmailEmulator
+from mcp_multi_gmail import watch_idle
+from mcp_multi_gmail.watch import Watcher, imap_check, run_watcher
+from mcp_multi_gmail.watch_args import plan_watch
+from mcp_multi_gmail.watch_idle import Idler, start_idlers, stop_idlers
+from mcp_multi_gmail.watch_state import KNOWN_FILE
+
+OSOBNI = "osobni@example.cz"
+ACCOUNTS: list[dict[str, Any]] = [{"name": "osobni", "address": OSOBNI, "password": "osobniheslohesla"}]
+
+
+def boundary() -> str:
+    return (datetime.now(UTC) - timedelta(days=1)).date().isoformat()
+
+
+def mail() -> EmailMessage:
+    msg = EmailMessage()
+    msg["From"] = "anna@example.org"
+    msg["To"] = OSOBNI
+    msg["Subject"] = "Schůzka"
+    msg["Message-ID"] = f"<{uuid.uuid4().hex}@example.org>"
+    msg.set_content("Dobrý den, posílám podklady.")
+    return msg
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def idles_started(emulator: GmailEmulator) -> list[int]:
+    """Session ids of every `+ idling` the emulator sent, in order."""
+    return [e.session_id for e in emulator.wire_log() if e.direction == "s" and e.data.startswith(b"+ idling")]
+
+
+def our_logouts(emulator: GmailEmulator) -> int:
+    """LOGOUTs of sessions logged in since the test began (not of another test's leftovers)."""
+    commands = emulator.commands(OSOBNI)
+    ours = {c.session_id for c in commands if c.name == "LOGIN"}
+    return sum(1 for c in commands if c.name == "LOGOUT" and c.session_id in ours)
+
+
+def scans(emulator: GmailEmulator) -> int:
+    return sum(1 for c in emulator.commands(OSOBNI) if c.name == "UID SEARCH")
+
+
+@pytest.fixture
+def config_path(write_config: Callable[..., Path]) -> Path:
+    return write_config(ACCOUNTS)
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "addon"
+    path.mkdir()
+    return path
+
+
+class Background:
+    """Something that blocks (the watcher) on a thread of its own, with its result kept."""
+
+    def __init__(self, target: Callable[[], Any]) -> None:
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(target,), daemon=True)
+        self.thread.start()
+
+    def _run(self, target: Callable[[], Any]) -> None:
+        try:
+            self.result = target()
+        except BaseException as error:  # noqa: BLE001 - re-raised by join()
+            self.error = error
+
+    def join(self, timeout: float) -> Any:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), f"still running after {timeout} s"
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+@pytest.fixture
+def stop() -> Iterator[threading.Event]:
+    event = threading.Event()
+    yield event
+    event.set()  # idlers a failed test left behind end with it
+
+
+def test_new_mail_ends_the_watcher_long_before_its_poll(
+    emulator: GmailEmulator, config_path: Path, state_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    interval_s = 300.0
+    def watch() -> int:
+        return run_watcher(
+            config_path=config_path,
+            since=[f"osobni={boundary()}"],
+            interval="5m",
+            max_time="15m",
+            hours=None,
+            layout=None,
+            environ=emulator.env(),
+            state_dir=state_dir,
+        )
+
+    watcher = Background(watch)
+    # The first poll found nothing, and the IDLE connection is waiting in All Mail.
+    wait_until(
+        lambda: (state_dir / KNOWN_FILE).exists() and len(idles_started(emulator)) >= 1, "the first check and the IDLE"
+    )
+    delivered = time.monotonic()
+    emulator.deliver(OSOBNI, mail())
+    code = watcher.join(timeout=60)
+    elapsed = time.monotonic() - delivered
+    assert code == 0
+    assert capsys.readouterr().out.startswith("nová pošta: osobni 1.")
+    assert elapsed < interval_s / 10, f"woke after {elapsed:.1f} s; the poll would have come after {interval_s} s"
+    assert scans(emulator) == 2  # the first poll and the check IDLE asked for, nothing in between
+    # The IDLE connection ended with DONE and LOGOUT, not by a dropped socket.
+    wait_until(lambda: our_logouts(emulator) == 3, "every connection to log out")
+    assert emulator.connections(OSOBNI) == 3
+    assert [c.name for c in emulator.commands(OSOBNI)].count("IDLE") == 1
+
+
+def _watcher(emulator: GmailEmulator, config_path: Path, state_dir: Path, **options: Any) -> tuple[Watcher, Any]:
+    plan = plan_watch(
+        config_path=config_path, since=[f"osobni={boundary()}"], interval="5m", max_time="15m", hours=None,
+        layout=None, environ=emulator.env(),
+    )  # fmt: skip
+    settings: dict[str, Any] = {
+        "state_dir": state_dir,
+        "check": imap_check(plan.config, plan.endpoint),
+        "interval_s": plan.interval_s,
+        "max_s": plan.max_s,
+        "ppid": lambda: 4242,
+    }
+    settings.update(options)
+    return Watcher(plan.watched, **settings), plan
+
+
+def test_idle_refused_falls_back_to_polling(
+    emulator: GmailEmulator, config_path: Path, state_dir: Path, stop: threading.Event
+) -> None:
+    emulator.set_knobs(idle_refused=True)
+    logs: list[str] = []
+    wake = threading.Event()
+    watcher, plan = _watcher(emulator, config_path, state_dir, interval_s=1.0, wake=wake, log=logs.append)
+    idlers = start_idlers(plan.watched, plan.config, plan.endpoint, wake, stop, logs.append)
+    wait_until(lambda: all(i.gave_up for i in idlers), "the IDLE to be given up")
+    assert any("IDLE odmítl" in line and "pravidelně" in line for line in logs), logs
+    running = Background(watcher.run)
+    wait_until(lambda: (state_dir / KNOWN_FILE).exists(), "the first poll to finish")
+    emulator.deliver(OSOBNI, mail())
+    outcome = running.join(timeout=30)
+    assert outcome.code == 0 and outcome.line.startswith("nová pošta: osobni 1.")
+    assert watcher.checks >= 2  # found by a later poll
+    assert idles_started(emulator) == []
+    assert not wake.is_set()
+    stop_idlers(idlers, stop)
+
+
+def test_a_connection_that_keeps_dropping_gives_idle_up(
+    emulator: GmailEmulator, config_path: Path, stop: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(watch_idle, "_BACKOFF_S", (0.01, 0.01, 0.01))
+    emulator.add_fault(FaultRule("drop_before_reply", match="IDLE", times=-1))
+    logs: list[str] = []
+    _watcher_unused, plan = _watcher(emulator, config_path, config_path.parent)
+    [idler] = start_idlers(plan.watched, plan.config, plan.endpoint, threading.Event(), stop, logs.append)
+    wait_until(lambda: idler.gave_up, "the IDLE to be given up")
+    assert emulator.connections(OSOBNI) == watch_idle.MAX_DROPS
+    assert any("opakovaně přerušilo" in line for line in logs), logs
+
+
+def test_idle_is_reissued_and_still_wakes(
+    emulator: GmailEmulator, config_path: Path, stop: threading.Event
+) -> None:
+    _watcher_unused, plan = _watcher(emulator, config_path, config_path.parent)
+    wake = threading.Event()
+    idler = Idler("osobni", plan.config, plan.endpoint, wake, stop, lambda _line: None, reissue_s=0.3)
+    idler.start()
+    wait_until(lambda: len(idles_started(emulator)) >= 3, "IDLE issued again")
+    assert len(set(idles_started(emulator))) == 1  # DONE and IDLE again on the same connection
+    assert emulator.connections(OSOBNI) == 1
+    emulator.deliver(OSOBNI, mail())
+    assert wake.wait(20)
+    stop_idlers([idler], stop)
+    wait_until(lambda: our_logouts(emulator) == 1, "the connection to log out")
