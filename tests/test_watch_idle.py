@@ -16,8 +16,9 @@ import pytest
 
 from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail import watch_idle
-from mcp_multi_gmail.watch import Watcher, imap_check, run_watcher
+from mcp_multi_gmail.watch import Watcher, run_watcher
 from mcp_multi_gmail.watch_args import plan_watch
+from mcp_multi_gmail.watch_check import imap_check
 from mcp_multi_gmail.watch_idle import Idler, start_idlers, stop_idlers
 from mcp_multi_gmail.watch_state import KNOWN_FILE
 
