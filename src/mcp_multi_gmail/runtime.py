@@ -22,7 +22,7 @@ class Runtime:
     endpoint: Endpoint
     layout: AddonLayout | None
     environ: Mapping[str, str]
-    # SMTP port that worked per account name; survives a reload (digest §2.15).
+    # SMTP port that worked per account name (465 or 587, probed once); survives a reload.
     smtp_ports: dict[str, int] = field(default_factory=dict)
     # (account name, Message-ID) of every send whose bytes were handed to Gmail in this process: a
     # repeat is refused even when Gmail never filed the message in Sent (or the copy failed).

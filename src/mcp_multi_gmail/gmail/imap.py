@@ -32,7 +32,8 @@ from .special_folders import MailboxKey, SpecialFolders
 if TYPE_CHECKING:
     from imapclient import IMAPClient
 
-    from .parse import EnvelopeInfo, Part
+    from .parse.bodystructure import Part
+    from .parse.envelope import EnvelopeInfo
 
 # imapclient and the parser are imported at the first connection, not at start-up: the server
 # answers `initialize` before any mailbox is touched.
@@ -150,7 +151,7 @@ def _header_term(bare: str) -> str:
     return f'HEADER Message-ID "<{escaped}>"'
 
 
-# Gmail's verdict and the delivery trace that shows Gmail wrote it (see parse.authentication).
+# Gmail's verdict and the delivery trace that shows Gmail wrote it (see parse.authresults.authentication).
 AUTH_FIELDS = "AUTHENTICATION-RESULTS ARC-AUTHENTICATION-RESULTS RECEIVED RECEIVED-SPF"
 AUTH_HEADER = f"BODY.PEEK[HEADER.FIELDS ({AUTH_FIELDS})]"
 _AUTH_KEY = f"BODY[HEADER.FIELDS ({AUTH_FIELDS})]".encode()
@@ -187,7 +188,8 @@ def _aware(value: object) -> datetime | None:
 
 
 def _fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
-    from .parse import envelope_info, parts
+    from .parse.bodystructure import parts
+    from .parse.envelope import envelope_info
 
     item = Fetched(uid=uid)
     if b"X-GM-THRID" in data:

@@ -9,8 +9,8 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from ...mail import drafts, send, trash
-from ...mail.outgoing import Request
 from ...mail.results import DraftResult, DraftsResult, SendResult, TrashResult
+from ...request import Request
 from ...runtime import Runtime
 from .arguments import (
     MAX_ADDRESS,
