@@ -1,4 +1,4 @@
-"""The watcher's start-up checks (digest §10.1): every problem at once, in one Czech line.
+"""The watcher's start-up checks: every problem at once, in one Czech line.
 
 The assistant reads the line only when the exit code says "bad start" (6), so it has to name
 everything to fix in one go rather than one problem per restart.

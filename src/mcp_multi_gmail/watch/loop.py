@@ -1,4 +1,4 @@
-"""The `--wait` watcher (digest §10): ends — and so wakes the assistant — when new mail arrives.
+"""The `--wait` watcher (README.en.md, "The mail watcher"): ends — and so wakes the assistant — when new mail arrives.
 
 An empty check costs the assistant nothing, unlike a pass. The exit code is the message (0 new
 mail, 3 replaced or orphaned, 4 restart me, 5 the user must fix something, 6 bad start); the
@@ -90,7 +90,7 @@ class _Result:
 
 
 class Watcher:
-    """The loop of digest §10.2; every outside effect (time, sleep, Gmail, parent pid) is injectable."""
+    """The polling loop; every outside effect (time, sleep, Gmail, parent pid) is injectable."""
 
     def __init__(
         self,
