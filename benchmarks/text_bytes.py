@@ -27,9 +27,8 @@ sys.path.insert(0, str(HERE))
 import fixtures as fx  # noqa: E402
 
 from gmail_emulator import GmailEmulator  # noqa: E402
-from mcp_multi_gmail.config import load_config  # noqa: E402
-from mcp_multi_gmail.demo import DEMO_ACCOUNTS, demo_seed  # noqa: E402
-from mcp_multi_gmail.gmail.endpoint import loopback_environ, resolve_endpoint  # noqa: E402
+from mcp_multi_gmail.demo.setup import demo_accounts, demo_seed  # noqa: E402
+from mcp_multi_gmail.gmail.endpoint import loopback_environ  # noqa: E402
 from mcp_multi_gmail.runtime import Runtime  # noqa: E402
 from mcp_multi_gmail.server import build_server  # noqa: E402
 
@@ -67,16 +66,10 @@ def main() -> None:
             emu.set_latency("*", 0)
             mailbox = fx.Mailbox(name="a", address=f"a@{fx.DOMAIN}", size=1000)
             fx.load(emu, mailbox, fx.general_specs("a", 1000, reports=0, big=False, now=fx.utc_now()))
-            accounts = [*DEMO_ACCOUNTS, {"name": "a", "address": mailbox.address, "password": fx.PASSWORD}]
+            accounts = [*demo_accounts(), {"name": "a", "address": mailbox.address, "password": fx.PASSWORD}]
             config = folder / "config.json"
             config.write_text(json.dumps({"accounts": accounts, "download_dir": str(folder / "dl")}), "utf-8")
-            environ = loopback_environ(**emu.env())
-            runtime = Runtime(
-                config=load_config(config, layout=None, environ=environ),
-                endpoint=resolve_endpoint(environ),
-                layout=None,
-                environ=environ,
-            )
+            runtime = Runtime.load(config, environ=loopback_environ(**emu.env()))
             results = anyio.run(measure, runtime)
     print(f"{'call':34} {'served':>8} {'pretty':>8} {'compact':>8} {'saved':>6}")
     for name, size in results.items():

@@ -8,7 +8,7 @@ import quopri
 import pytest
 
 from mcp_multi_gmail.gmail.bodystream import TextStream
-from mcp_multi_gmail.gmail.parse import decode_body
+from mcp_multi_gmail.gmail.parse.transfer import decode_body
 
 TEXT = "".join(f"Řádek {i}: žluťoučký kůň úpěl ďábelské ódy \u200b€ 🐎\r\n" for i in range(400))
 

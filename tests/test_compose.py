@@ -28,6 +28,8 @@ from mcp_multi_gmail.gmail.compose import (
     quote_html,
     quote_text,
 )
+from mcp_multi_gmail.policy import check_recipients
+from mcp_multi_gmail.request import Prepared, Request
 
 SENT_AT = datetime(2026, 9, 29, 10, 0, tzinfo=timezone(timedelta(hours=2)))
 # 12:05 UTC is 14:05 in Prague (summer time).
@@ -40,22 +42,47 @@ GMAIL_ID = "CAF" + "q7Zx" * 16 + "=+Yw@mail.gmail.com"  # longer than a header l
 
 
 def make_draft(**changes: Any) -> Draft:
-    base = Draft(
-        from_address="ja@example.cz",
-        from_name=None,
-        to=["petr@example.com"],
-        cc=[],
-        bcc=[],
-        subject="Schůzka",
-        body="Ahoj,\nuvidíme se zítra.",
-        html_body=None,
-        in_reply_to=None,
-        references=[],
+    """A draft from flat field values; each goes where it lives (request, prepared, draft)."""
+    fields: dict[str, Any] = {
+        "from_address": "ja@example.cz",
+        "from_name": None,
+        "to": ["petr@example.com"],
+        "cc": [],
+        "bcc": [],
+        "subject": "Schůzka",
+        "body": "Ahoj,\nuvidíme se zítra.",
+        "html_body": None,
+        "in_reply_to": None,
+        "references": [],
+        "signature": None,
+        "quote": None,
+        "attachments": [],
+    }
+    unknown = set(changes) - set(fields)
+    assert not unknown, unknown
+    fields.update(changes)
+    request = Request(
+        to=fields["to"],
+        cc=fields["cc"],
+        bcc=fields["bcc"],
+        subject=fields["subject"],
+        body=fields["body"],
+        html_body=fields["html_body"],
+        in_reply_to=fields["in_reply_to"],
+        references=fields["references"],
+        quote_original=fields["quote"] is not None,
         signature=None,
-        quote=None,
+        from_alias=None,
         attachments=[],
     )
-    return dataclasses.replace(base, **changes)
+    prepared = Prepared(
+        request,
+        (fields["from_address"], fields["from_name"]),
+        fields["signature"],
+        fields["attachments"],
+        fields["in_reply_to"],
+    )
+    return Draft(prepared, fields["subject"], fields["quote"])
 
 
 def make_quote(**changes: Any) -> Quote:
@@ -523,6 +550,42 @@ def test_anything_but_one_plain_address_is_refused(address: str) -> None:
     refused(lambda: build(make_draft(from_address=address)), "From address")
 
 
+# One rule for what an address is: policy (before anything is opened) and composition accept and
+# refuse exactly the same recipients, so a recipient policy let through is never refused later.
+ADDRESS_RULE = [
+    ("petr@example.com", True),
+    ("Petr.Novak+tag@Example.COM", True),
+    ("a!#$%&*+/=?^_`{|}~-b@example.com", True),
+    ("info@škola.cz", True),
+    ("petr@[192.0.2.1]", False),  # a domain literal
+    ("[petr]@example.com", False),
+    ("petr@example.com]", False),
+    ("jiří@example.com", False),  # Gmail cannot submit a non-ASCII local part here
+    ("petr@example.co\uff4d", False),  # a fullwidth letter that reads like "m"
+    ("petr@\u212aexample.com", False),  # the Kelvin sign, which lower-cases to "k"
+    ("petr..novak@example.com", False),
+    (".petr@example.com", False),
+    ("petr@example..com", False),
+    ("petr@example.com.", False),
+    ('"petr"@example.com', False),
+    ("petr(x)@example.com", False),
+    ("petr@exa mple.com", False),
+    ("petr@@example.com", False),
+]
+
+
+@pytest.mark.parametrize(("address", "plain"), ADDRESS_RULE, ids=[a for a, _ in ADDRESS_RULE])
+def test_policy_and_composition_share_one_address_rule(address: str, plain: bool) -> None:
+    if plain:
+        check_recipients("osobni", None, [address])
+        composed = build(make_draft(to=[address], from_address=address))
+        assert len(composed.envelope_recipients) == 1
+    else:
+        refused(lambda: check_recipients("osobni", None, [address]), "Not a plain e-mail address")
+        refused(lambda: build(make_draft(to=[address])), "To address")
+        refused(lambda: build(make_draft(from_address=address)), "From address")
+
+
 @pytest.mark.parametrize("bad", ["two ids@example.com", "<a@b.cz> <c@d.cz>", "<>", "a<b@c.cz", "id@příklad.cz"])
 def test_malformed_message_ids_are_refused(bad: str) -> None:
     refused(lambda: build(make_draft(in_reply_to=bad)), "In-Reply-To")
@@ -547,12 +610,23 @@ ID_INPUT: dict[str, Any] = {
     "attachments": [("a.pdf", b"%PDF-1")],
     "in_reply_to": "orig@example.com",
     "day": date(2026, 9, 29),
-    "domain": "example.cz",
 }
 
 
 def message_id_for(**changes: Any) -> str:
-    return content_message_id(**{**ID_INPUT, **changes})
+    fields = {**ID_INPUT, **changes}
+    draft = make_draft(
+        from_address=fields["sender"],
+        to=fields["to"],
+        cc=fields["cc"],
+        bcc=fields["bcc"],
+        subject=fields["subject"],
+        body=fields["body"],
+        html_body=fields["html_body"],
+        attachments=[(name, content, "application/pdf") for name, content in fields["attachments"]],
+        in_reply_to=fields["in_reply_to"],
+    )
+    return content_message_id(draft.prepared, account=fields["account"], day=fields["day"])
 
 
 def test_content_message_id_is_stable_and_shaped() -> None:

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mcp_multi_gmail import demo
-from mcp_multi_gmail.demo_tour import Tour, pick_language
+from mcp_multi_gmail.demo import setup
+from mcp_multi_gmail.demo.serve import serve_demo
+from mcp_multi_gmail.demo.tour import Tour, pick_language, tour
 from support import INITIALIZED, SERVER_SCRIPT, initialize_request
 
 SCRIPT = SERVER_SCRIPT
@@ -140,8 +141,8 @@ def test_language_choice() -> None:
 def test_without_dev_packages(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     # A --no-dev install lacks trustme / aiosmtpd: a clear Czech line, exit 1, nothing on stdout.
     monkeypatch.setitem(sys.modules, "trustme", None)
-    assert demo.serve_demo() == 1
-    assert demo.tour("cs") == 1
+    assert serve_demo() == 1
+    assert tour("cs") == 1
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.count("chyba: ukázka potřebuje vývojové balíčky (chybí modul trustme)") == 2
@@ -213,7 +214,7 @@ def test_demo_stdout_is_only_protocol(raw_rpc: Any, tmp_path: Path) -> None:
 
 
 def demo_folders(root: Path) -> list[Path]:
-    return sorted(root.glob(demo.FOLDER_PREFIX + "*"))
+    return sorted(root.glob(setup.FOLDER_PREFIX + "*"))
 
 
 def start_demo(raw_rpc: Any, tmp_path: Path) -> tuple[subprocess.Popen[bytes], Any]:
@@ -251,8 +252,8 @@ def test_demo_removes_its_folder_when_stopped_by_a_signal(raw_rpc: Any, tmp_path
 def stale_owner(path: Path, **owner: Any) -> Path:
     path.mkdir()
     (path / "multigmail-demo.json").write_text("{}", encoding="utf-8")
-    marker = {"program": demo.OWNER_PROGRAM, "host": socket.gethostname(), **owner}
-    (path / demo.OWNER_FILE).write_text(json.dumps(marker), encoding="utf-8")
+    marker = {"program": setup.OWNER_PROGRAM, "host": socket.gethostname(), **owner}
+    (path / setup.OWNER_FILE).write_text(json.dumps(marker), encoding="utf-8")
     return path
 
 
@@ -264,17 +265,17 @@ def dead_pid() -> int:
 
 def test_stale_demo_folders_are_recognised_before_deletion(tmp_path: Path) -> None:
     gone = dead_pid()
-    stale = stale_owner(tmp_path / f"{demo.FOLDER_PREFIX}killed", pid=gone)
-    alive = stale_owner(tmp_path / f"{demo.FOLDER_PREFIX}running", pid=os.getpid())
-    elsewhere = stale_owner(tmp_path / f"{demo.FOLDER_PREFIX}container", pid=gone, host="another-host")
-    foreign = stale_owner(tmp_path / f"{demo.FOLDER_PREFIX}foreign", pid=gone, program="something else")
-    unmarked = tmp_path / f"{demo.FOLDER_PREFIX}unmarked"
+    stale = stale_owner(tmp_path / f"{setup.FOLDER_PREFIX}killed", pid=gone)
+    alive = stale_owner(tmp_path / f"{setup.FOLDER_PREFIX}running", pid=os.getpid())
+    elsewhere = stale_owner(tmp_path / f"{setup.FOLDER_PREFIX}container", pid=gone, host="another-host")
+    foreign = stale_owner(tmp_path / f"{setup.FOLDER_PREFIX}foreign", pid=gone, program="something else")
+    unmarked = tmp_path / f"{setup.FOLDER_PREFIX}unmarked"
     unmarked.mkdir()
-    broken = tmp_path / f"{demo.FOLDER_PREFIX}broken"
+    broken = tmp_path / f"{setup.FOLDER_PREFIX}broken"
     broken.mkdir()
-    (broken / demo.OWNER_FILE).write_text("{not json", encoding="utf-8")
+    (broken / setup.OWNER_FILE).write_text("{not json", encoding="utf-8")
     unrelated = stale_owner(tmp_path / "somebody-elses-folder", pid=gone)
-    assert demo.remove_stale_demo_folders(tmp_path) == [stale]
+    assert setup.remove_stale_demo_folders(tmp_path) == [stale]
     assert not stale.exists()
     for kept in (alive, elsewhere, foreign, unmarked, broken, unrelated):
         assert kept.is_dir(), kept
@@ -301,7 +302,7 @@ def test_tour_failure_is_reported(monkeypatch: pytest.MonkeyPatch, capsys: pytes
         await self.call(client, "mg_get_thread", {"account": "osobni", "thread_id": "1"})
 
     monkeypatch.setattr(Tour, "search_all", broken_search)
-    assert demo.tour("cs") == 1
+    assert tour("cs") == 1
     captured = capsys.readouterr()
     assert "5) Průchod znovu" in captured.out and "Hotovo" not in captured.out
     assert "chyba: prohlídka selhala v kroku 6: nástroj mg_get_thread vrátil chybu" in captured.err
@@ -312,6 +313,6 @@ def test_tour_server_that_does_not_start(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
-    assert demo.tour("en") == 1
+    assert tour("en") == 1
     captured = capsys.readouterr()
     assert "error: the tour failed:" in captured.err and "1) Mailboxes" not in captured.out

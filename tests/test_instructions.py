@@ -11,7 +11,7 @@ import pytest
 
 from mcp_multi_gmail.config import Account, Config
 from mcp_multi_gmail.errors import ErrorCode
-from mcp_multi_gmail.instructions import GUIDE_URI, MAX_CHARS, SETUP_URI, TROUBLE_URI, build_instructions
+from mcp_multi_gmail.server.instructions import GUIDE_URI, MAX_CHARS, SETUP_URI, TROUBLE_URI, build_instructions
 from support import ROOT
 
 GUIDE = ROOT / "docs" / "pro-asistenta.md"

@@ -17,23 +17,13 @@ from hypothesis import strategies as st
 from imapclient.response_parser import parse_fetch_response
 
 from mcp_multi_gmail.domain import Address, Authentication
-from mcp_multi_gmail.gmail.parse import (
-    EnvelopeInfo,
-    Part,
-    addresses,
-    attachment_parts,
-    authentication,
-    bare_id,
-    body_part,
-    clean,
-    decode_body,
-    decode_bytes,
-    decode_words,
-    envelope_info,
-    html_to_text,
-    parts,
-    safe_filename,
-)
+from mcp_multi_gmail.gmail.parse.authresults import authentication
+from mcp_multi_gmail.gmail.parse.bodystructure import Part, attachment_parts, body_part, parts
+from mcp_multi_gmail.gmail.parse.encoded_words import decode_words
+from mcp_multi_gmail.gmail.parse.envelope import EnvelopeInfo, addresses, bare_id, envelope_info
+from mcp_multi_gmail.gmail.parse.filenames import safe_filename
+from mcp_multi_gmail.gmail.parse.transfer import decode_body, decode_bytes
+from mcp_multi_gmail.text import clean, html_to_text
 
 CZECH = "Příliš žluťoučký kůň úpěl ďábelské ódy"
 

@@ -68,7 +68,6 @@ DOMAIN = ("@partner.example",)
         (DOMAIN, ["b@partner.example", "c@PARTNER.example"]),
         (("  @Partner.Example ",), ["b@partner.example"]),
         (("x@other.example", "@partner.example"), ["x@other.example", "y@partner.example"]),
-        (DOMAIN, ["jiří@partner.example"]),
     ],
     ids=[
         "none-means-anybody",
@@ -79,7 +78,6 @@ DOMAIN = ("@partner.example",)
         "domain-several",
         "domain-entry-trimmed-and-cased",
         "mixed-entries",
-        "non-ascii-local-part",
     ],
 )
 def test_recipients_allowed(allowed: Sequence[str] | None, recipients: list[str]) -> None:
@@ -91,9 +89,7 @@ def test_recipients_allowed(allowed: Sequence[str] | None, recipients: list[str]
     [
         (DOMAIN, ["a@evil-partner.example"], ['"a@evil-partner.example"', '"@partner.example"']),
         (DOMAIN, ["a@sub.partner.example"], ['"a@sub.partner.example"']),
-        (DOMAIN, ["a@partner.example."], ['"a@partner.example."']),
         (DOMAIN, ["a@partner.example.evil.com"], ['"a@partner.example.evil.com"']),
-        (EXACT, ["a@partner.example."], ['"a@partner.example."', '"a@partner.example"']),
         (EXACT, ["b@partner.example"], ['"b@partner.example"']),
         (EXACT, ["xa@partner.example"], ['"xa@partner.example"']),
         (("partner.example",), ["a@partner.example"], ['"a@partner.example"']),
@@ -109,9 +105,7 @@ def test_recipients_allowed(allowed: Sequence[str] | None, recipients: list[str]
     ids=[
         "evil-prefixed-domain",
         "subdomain",
-        "trailing-dot-domain-rule",
         "suffix-appended",
-        "trailing-dot-exact",
         "other-local-part",
         "exact-is-not-suffix",
         "entry-without-at-matches-nothing",
@@ -177,6 +171,10 @@ def test_recipients_empty_list_refused(allowed: Sequence[str] | None) -> None:
         "@evil.com:a@partner.example",
         "a@partner.exampl\uff45",
         "a@\u212aartner.example",
+        "a@partner.example.",
+        "jiří@partner.example",
+        "a@[192.0.2.1]",
+        "a..b@partner.example",
     ],
     ids=[
         "display-name-spoof",
@@ -206,6 +204,10 @@ def test_recipients_empty_list_refused(allowed: Sequence[str] | None) -> None:
         "source-route",
         "fullwidth-letter",
         "kelvin-sign",
+        "trailing-dot",
+        "non-ascii-local-part",
+        "domain-literal",
+        "double-dot",
     ],
 )
 @pytest.mark.parametrize("allowed", [None, DOMAIN], ids=["no-limit", "domain-rule"])

@@ -23,7 +23,9 @@ import pytest
 from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.config import parse_duration_ms, parse_hours
 from mcp_multi_gmail.errors import MailError
-from mcp_multi_gmail.watch import (
+from mcp_multi_gmail.watch.args import DEFAULT_MAX_MS, WatchArgs, WatchArgsError, plan_watch
+from mcp_multi_gmail.watch.check import imap_check
+from mcp_multi_gmail.watch.loop import (
     LINE_ABORTED,
     LINE_ORPHANED,
     LINE_REPLACED,
@@ -33,9 +35,7 @@ from mcp_multi_gmail.watch import (
     in_hours,
     run_watcher,
 )
-from mcp_multi_gmail.watch_args import DEFAULT_MAX_MS, WatchArgsError, plan_watch
-from mcp_multi_gmail.watch_check import imap_check
-from mcp_multi_gmail.watch_state import KNOWN_FILE, OWNER_FILE, load_known
+from mcp_multi_gmail.watch.state import KNOWN_FILE, OWNER_FILE, load_known
 from support import gmail_env
 
 OSOBNI = "osobni@example.cz"
@@ -116,13 +116,15 @@ def make(
 
     def build(*boxes: str, hours: str | None = None, max_time: str = "15m", **overrides: Any) -> Watcher:
         plan = plan_watch(
-            config_path=config_path,
-            since=[f"{box}={boundary()}" for box in boxes or ("osobni",)],
-            interval="5m",
-            max_time=max_time,
-            hours=hours,
-            layout=None,
-            environ=gmail_env(emulator),
+            WatchArgs(
+                config_path=config_path,
+                since=[f"{box}={boundary()}" for box in boxes or ("osobni",)],
+                interval="5m",
+                max_time=max_time,
+                hours=hours,
+                layout=None,
+                environ=gmail_env(emulator),
+            )
         )
         options: dict[str, Any] = {
             "state_dir": state_dir,
@@ -401,9 +403,17 @@ def test_sigterm_stops_run_watcher(
     previous = signal.getsignal(signal.SIGTERM)
     timer.start()
     code = run_watcher(
-        config_path=config_path, since=[f"osobni={boundary()}"], interval="1m", max_time="5m", hours=None,
-        layout=None, environ=gmail_env(emulator), state_dir=state_dir,
-    )  # fmt: skip
+        WatchArgs(
+            config_path=config_path,
+            since=[f"osobni={boundary()}"],
+            interval="1m",
+            max_time="5m",
+            hours=None,
+            layout=None,
+            environ=gmail_env(emulator),
+        ),
+        state_dir=state_dir,
+    )
     timer.join()
     assert code == 4
     assert capsys.readouterr().out == LINE_ABORTED + "\n"
@@ -459,13 +469,15 @@ def start(
 
     def go(config_path: Path, *since: str, **options: str) -> tuple[int, str]:
         code = run_watcher(
-            config_path=config_path,
-            since=list(since),
-            interval=options.get("interval"),
-            max_time=options.get("max_time"),
-            hours=options.get("hours"),
-            layout=None,
-            environ=gmail_env(emulator),
+            WatchArgs(
+                config_path=config_path,
+                since=list(since),
+                interval=options.get("interval"),
+                max_time=options.get("max_time"),
+                hours=options.get("hours"),
+                layout=None,
+                environ=gmail_env(emulator),
+            ),
             state_dir=state_dir,
         )
         return code, capsys.readouterr().out
@@ -513,9 +525,16 @@ def test_watched_mailbox_without_boundary(
 def test_watch_flags_choose_the_mailboxes(write_config: Callable[..., Path], emulator: GmailEmulator) -> None:
     accounts = [{**ACCOUNTS[0], "watch": True}, ACCOUNTS[1], ACCOUNTS[2]]
     plan = plan_watch(
-        config_path=write_config(accounts), since=[f"prace={boundary()}", f"osobni={boundary()}"],
-        interval=None, max_time=None, hours=None, layout=None, environ=gmail_env(emulator),
-    )  # fmt: skip
+        WatchArgs(
+            config_path=write_config(accounts),
+            since=[f"prace={boundary()}", f"osobni={boundary()}"],
+            interval=None,
+            max_time=None,
+            hours=None,
+            layout=None,
+            environ=gmail_env(emulator),
+        )
+    )
     assert list(plan.watched) == ["osobni"]
     assert plan.dropped == ("prace",)
     assert (plan.interval_s, plan.max_s, plan.hours) == (300, DEFAULT_MAX_MS / 1000, None)
@@ -526,9 +545,16 @@ def test_options_override_the_config(write_config: Callable[..., Path], emulator
 
     def plan(**options: str | None) -> tuple[float, tuple[int, int] | None]:
         result = plan_watch(
-            config_path=path, since=[f"osobni={boundary()}"], interval=options.get("interval"),
-            max_time=options.get("max_time"), hours=options.get("hours"), layout=None, environ=gmail_env(emulator),
-        )  # fmt: skip
+            WatchArgs(
+                config_path=path,
+                since=[f"osobni={boundary()}"],
+                interval=options.get("interval"),
+                max_time=options.get("max_time"),
+                hours=options.get("hours"),
+                layout=None,
+                environ=gmail_env(emulator),
+            )
+        )
         return result.interval_s, result.hours
 
     assert plan() == (600, (8, 18))
@@ -564,9 +590,16 @@ def test_missing_password_env_is_a_bad_start(
 def test_plan_errors_are_collected() -> None:
     with pytest.raises(WatchArgsError) as caught:
         plan_watch(
-            config_path=Path("/neexistuje/nastaveni.json"), since=["x"], interval="pět", max_time=None, hours="9",
-            layout=None, environ={},
-        )  # fmt: skip
+            WatchArgs(
+                config_path=Path("/neexistuje/nastaveni.json"),
+                since=["x"],
+                interval="pět",
+                max_time=None,
+                hours="9",
+                layout=None,
+                environ={},
+            )
+        )
     assert len(caught.value.problems) == 4
 
 
@@ -636,9 +669,16 @@ def test_state_written_by_1_5_0_with_bracketed_ids_is_understood(
 
 def test_anchor_in_rfc_2822_or_iso_with_a_space(config_path: Path, emulator: GmailEmulator) -> None:
     plan = plan_watch(
-        config_path=config_path, since=["osobni=Sun, 29 Nov 2026 08:00:00 +0100", "prace=2026-11-29 08:00"],
-        interval=None, max_time=None, hours=None, layout=None, environ=gmail_env(emulator),
-    )  # fmt: skip
+        WatchArgs(
+            config_path=config_path,
+            since=["osobni=Sun, 29 Nov 2026 08:00:00 +0100", "prace=2026-11-29 08:00"],
+            interval=None,
+            max_time=None,
+            hours=None,
+            layout=None,
+            environ=gmail_env(emulator),
+        )
+    )
     assert plan.watched == {
         "osobni": datetime(2026, 11, 29, 7, 0, tzinfo=UTC),
         "prace": datetime(2026, 11, 29, 8, 0, tzinfo=UTC),

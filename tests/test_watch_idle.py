@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from gmail_emulator import FaultRule, GmailEmulator
-from mcp_multi_gmail import watch_idle
-from mcp_multi_gmail.watch import Watcher, run_watcher
-from mcp_multi_gmail.watch_args import plan_watch
-from mcp_multi_gmail.watch_check import imap_check
-from mcp_multi_gmail.watch_idle import Idler, start_idlers, stop_idlers
-from mcp_multi_gmail.watch_state import KNOWN_FILE
+from mcp_multi_gmail.watch import idle
+from mcp_multi_gmail.watch.args import WatchArgs, plan_watch
+from mcp_multi_gmail.watch.check import imap_check
+from mcp_multi_gmail.watch.idle import Idler, start_idlers, stop_idlers
+from mcp_multi_gmail.watch.loop import Watcher, run_watcher
+from mcp_multi_gmail.watch.state import KNOWN_FILE
 from support import gmail_env
 
 OSOBNI = "osobni@example.cz"
@@ -112,13 +112,15 @@ def test_new_mail_ends_the_watcher_long_before_its_poll(
     interval_s = 300.0
     def watch() -> int:
         return run_watcher(
-            config_path=config_path,
-            since=[f"osobni={boundary()}"],
-            interval="5m",
-            max_time="15m",
-            hours=None,
-            layout=None,
-            environ=gmail_env(emulator),
+            WatchArgs(
+                config_path=config_path,
+                since=[f"osobni={boundary()}"],
+                interval="5m",
+                max_time="15m",
+                hours=None,
+                layout=None,
+                environ=gmail_env(emulator),
+            ),
             state_dir=state_dir,
         )
 
@@ -143,9 +145,16 @@ def test_new_mail_ends_the_watcher_long_before_its_poll(
 
 def _watcher(emulator: GmailEmulator, config_path: Path, state_dir: Path, **options: Any) -> tuple[Watcher, Any]:
     plan = plan_watch(
-        config_path=config_path, since=[f"osobni={boundary()}"], interval="5m", max_time="15m", hours=None,
-        layout=None, environ=gmail_env(emulator),
-    )  # fmt: skip
+        WatchArgs(
+            config_path=config_path,
+            since=[f"osobni={boundary()}"],
+            interval="5m",
+            max_time="15m",
+            hours=None,
+            layout=None,
+            environ=gmail_env(emulator),
+        )
+    )
     settings: dict[str, Any] = {
         "state_dir": state_dir,
         "check": imap_check(plan.config, plan.endpoint),
@@ -181,13 +190,13 @@ def test_idle_refused_falls_back_to_polling(
 def test_a_connection_that_keeps_dropping_gives_idle_up(
     emulator: GmailEmulator, config_path: Path, stop: threading.Event, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(watch_idle, "_BACKOFF_S", (0.01, 0.01, 0.01))
+    monkeypatch.setattr(idle, "_BACKOFF_S", (0.01, 0.01, 0.01))
     emulator.add_fault(FaultRule("drop_before_reply", match="IDLE", times=-1))
     logs: list[str] = []
     _watcher_unused, plan = _watcher(emulator, config_path, config_path.parent)
     [idler] = start_idlers(plan.watched, plan.config, plan.endpoint, threading.Event(), stop, logs.append)
     wait_until(lambda: idler.gave_up, "the IDLE to be given up")
-    assert emulator.connections(OSOBNI) == watch_idle.MAX_DROPS
+    assert emulator.connections(OSOBNI) == idle.MAX_DROPS
     assert any("opakovaně přerušilo" in line for line in logs), logs
 
 

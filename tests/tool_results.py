@@ -55,18 +55,14 @@ def check_result(tool: str, result: Any, output_schema: dict[str, Any] | None) -
 @functools.cache
 def output_schemas() -> dict[str, dict[str, Any] | None]:
     """Every tool's outputSchema, for results read off the wire as raw JSON-RPC (no SDK client)."""
-    from mcp_multi_gmail.config import load_config
-    from mcp_multi_gmail.demo import demo_config
-    from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
+    from mcp_multi_gmail.demo.setup import demo_config
     from mcp_multi_gmail.runtime import Runtime
     from mcp_multi_gmail.server import build_server
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "config.json"
         path.write_text(json.dumps(demo_config(Path(tmp))), encoding="utf-8")
-        runtime = Runtime(
-            config=load_config(path, layout=None, environ={}), endpoint=resolve_endpoint({}), layout=None, environ={}
-        )
+        runtime = Runtime.load(path, environ={})
         server = build_server(runtime)
     return {tool.name: tool.output_schema for tool in server._tool_manager.list_tools()}
 

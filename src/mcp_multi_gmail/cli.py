@@ -105,38 +105,40 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.check_config is not None:
         raise SystemExit(check_config(Path(args.check_config)))
     if args.command == "demo":
-        from .demo import tour
+        from .demo.tour import tour
 
         raise SystemExit(tour(lang=args.lang))
     if args.command == "probe":
         raise SystemExit(probe(args))
     if args.demo:
-        from .demo import serve_demo
+        from .demo.serve import serve_demo
 
         raise SystemExit(serve_demo())
     raise SystemExit(serve(args.config))
 
 
 def watch(argv: Sequence[str]) -> int:
-    """The --wait watcher: one line on stdout, exit code for the assistant (digest §10)."""
+    """The --wait watcher: one line on stdout, exit code for the assistant (README.en.md, "The mail watcher")."""
     if check_location(project_dir(), release=is_release_build()) is not None:
         print(f"chyba: {GUARD_MESSAGE.replace(chr(10), ' ')}", flush=True)
         return WATCHER_BAD_START
-    from .watch import run_watcher
-    from .watch_args import read_watch_argv
+    from .watch.args import WatchArgs, read_watch_argv
+    from .watch.loop import run_watcher
 
     args = read_watch_argv(argv)
     if args.ignored:
         _stderr(f"POZOR: hlídač přeskočil neznámé argumenty: {' '.join(args.ignored)}")
     return run_watcher(
-        config_path=None if args.config_missing else config_path(args.config, os.environ).absolute(),
-        since=args.since,
-        interval=args.interval,
-        max_time=args.max_time,
-        hours=args.hours,
-        layout=detect_layout(project_dir()),
-        environ=os.environ,
-        problems=args.problems,
+        WatchArgs(
+            config_path=None if args.config_missing else config_path(args.config, os.environ).absolute(),
+            since=args.since,
+            interval=args.interval,
+            max_time=args.max_time,
+            hours=args.hours,
+            layout=detect_layout(project_dir()),
+            environ=os.environ,
+            problems=args.problems,
+        )
     )
 
 
@@ -217,18 +219,17 @@ def serve(config_arg: str | None) -> int:
     )
     for line in report.lines:
         _stderr(line)
-    if report.config is None or report.endpoint is None:
+    runtime = report.runtime
+    if runtime is None:
         return 1
 
-    from .runtime import Runtime
     from .server import build_server
 
-    runtime = Runtime(config=report.config, endpoint=report.endpoint, layout=layout, environ=dict(os.environ))
     server = build_server(runtime)
     # The TLS trust store takes ~0.05 s of CPU to load; load it now, beside the handshake, rather
     # than in the middle of the first burst of tool calls, where it would delay every answer.
-    threading.Thread(target=report.endpoint.tls_context, name="mg-tls-warmup", daemon=True).start()
-    _stderr(running_line(report.config))
+    threading.Thread(target=runtime.endpoint.tls_context, name="mg-tls-warmup", daemon=True).start()
+    _stderr(running_line(runtime.config))
     import anyio
 
     anyio.run(_serve_stdio, server)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mcp_multi_gmail.errors import MailError
+from mcp_multi_gmail.headers import address_problem, is_header_breaking, show
 from mcp_multi_gmail.headers import check_header_value as check_header_value  # re-exported for callers
-from mcp_multi_gmail.headers import is_header_breaking
 
 MAX_MESSAGE_BYTES = 25 * 1024 * 1024
 # Upper bounds on the lists a tool takes: a message with more recipients, references or files than
@@ -31,14 +31,9 @@ ALLOWED_FLAGS = ("seen", "flagged", "answered")
 
 _IMAP_FLAGS = {"seen": "\\Seen", "flagged": "\\Flagged", "answered": "\\Answered"}
 
-# Characters that would let one "address" carry a display name, a second address, a group
-# or a quoted local part past the allow-list check.
-_ADDRESS_SPECIALS = frozenset(',;<>"():\\')
-
 # Kernel pseudo-filesystems: their entries can look like regular files (/proc/self/environ).
 _PSEUDO_FS_ROOTS = ("/proc", "/sys", "/dev")
 
-_SHOW_LIMIT = 200
 _LIST_LIMIT = 20  # items quoted in one message; the rest are counted
 
 
@@ -53,14 +48,8 @@ class AllowedAttachment:
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _show(value: str) -> str:
-    """A caller-supplied value made safe to quote in a message (controls escaped, length capped)."""
-    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in value)
-    return shown if len(shown) <= _SHOW_LIMIT else shown[:_SHOW_LIMIT] + "…"
-
-
 def _quoted_list(items: Sequence[str]) -> str:
-    shown = ", ".join(f'"{_show(item)}"' for item in items[:_LIST_LIMIT])
+    shown = ", ".join(f'"{show(item)}"' for item in items[:_LIST_LIMIT])
     rest = len(items) - _LIST_LIMIT
     return f"{shown} and {rest} more" if rest > 0 else shown
 
@@ -110,20 +99,6 @@ def check_has_to(to: Sequence[str], *, sending: bool) -> None:
         )
 
 
-def _address_problem(address: str) -> bool:
-    """True if `address` is not one plain `local@domain` address."""
-    if any(is_header_breaking(ch) or ch.isspace() or not ch.isprintable() for ch in address):
-        return True
-    if any(ch in _ADDRESS_SPECIALS for ch in address):
-        return True
-    # Compatibility characters (fullwidth letters, the Kelvin sign...) lower-case or render
-    # like ordinary letters; no real address needs them.
-    if any(unicodedata.normalize("NFKC", ch) != ch for ch in address):
-        return True
-    local, sep, domain = address.partition("@")
-    return not sep or not local or not domain or "@" in domain
-
-
 def check_recipients(account: str, allowed: Sequence[str] | None, recipients: Sequence[str]) -> None:
     """Every to/cc/bcc recipient must be a plain address and, if a list is configured, on it."""
     _refuse_bare_str("recipients", recipients)
@@ -137,7 +112,7 @@ def check_recipients(account: str, allowed: Sequence[str] | None, recipients: Se
 
     # Controls are looked for before trimming: the caller may hand the untrimmed value to SMTP.
     malformed = [
-        r for r in recipients if any(is_header_breaking(ch) for ch in r) or _address_problem(r.strip())
+        r for r in recipients if any(is_header_breaking(ch) for ch in r) or address_problem(r.strip()) is not None
     ]
     trimmed = [r.strip() for r in recipients]
     if malformed:
@@ -145,7 +120,8 @@ def check_recipients(account: str, allowed: Sequence[str] | None, recipients: Se
             "invalid_input",
             f"Not a plain e-mail address: {_quoted_list(malformed)}. Give each recipient as a bare "
             "address such as name@example.com, one address per list entry, without a display name, "
-            "angle brackets, quotes, commas, semicolons or spaces. Nothing was sent.",
+            "angle brackets, quotes, commas, semicolons, brackets or spaces, and with national characters "
+            "only after the @. Nothing was sent.",
         )
     if allowed is None:
         return
@@ -197,7 +173,7 @@ def resolve_sender(
         known = f"It has no aliases configured, so it writes only as {account_address}"
     raise MailError(
         "send_forbidden",
-        f'Mailbox "{account}" may not write as "{_show(from_alias.strip())}". {known}. Nothing was sent.',
+        f'Mailbox "{account}" may not write as "{show(from_alias.strip())}". {known}. Nothing was sent.',
     )
 
 
@@ -229,7 +205,7 @@ def resolve_attachments(paths: Sequence[str], attachment_dirs: Sequence[Path]) -
 
     result: list[AllowedAttachment] = []
     for given in paths:
-        shown = _show(given)
+        shown = show(given)
         if any(ch in given for ch in "\x00\r\n"):
             raise MailError("invalid_input", f'The attachment path "{shown}" contains a NUL or line break.')
         if not os.path.isabs(given):
@@ -242,7 +218,7 @@ def resolve_attachments(paths: Sequence[str], attachment_dirs: Sequence[Path]) -
             raise MailError("not_found", f'No readable file at "{shown}". Nothing was attached.') from None
 
         if not any(_inside(real, d) for d in allowed):
-            where = f" (its real path is {_show(real)})" if real != os.path.normpath(given) else ""
+            where = f" (its real path is {show(real)})" if real != os.path.normpath(given) else ""
             raise MailError(
                 "send_forbidden",
                 f'The file "{shown}"{where} is outside the folders attachments may come from: '
@@ -279,7 +255,7 @@ def check_single_name(attachments: Sequence[AllowedAttachment]) -> None:
         if names > 1:
             raise MailError(
                 "send_forbidden",
-                f'The file "{_show(str(item.path))}" has {names} names (hard links), so it may be a file that lives '
+                f'The file "{show(str(item.path))}" has {names} names (hard links), so it may be a file that lives '
                 "outside the folders attachments may come from. Nothing was attached, sent or saved. A file with a "
                 "single name, such as a copy, can be attached.",
             )
@@ -292,7 +268,7 @@ def _checked_label(label: str) -> str:
     """Shared input checks of both label tools; returns the trimmed label."""
     if any(is_header_breaking(ch) for ch in label):
         raise MailError(
-            "invalid_input", f'The label "{_show(label)}" contains a line break or control character.'
+            "invalid_input", f'The label "{show(label)}" contains a line break or control character.'
         )
     trimmed = label.strip()
     if not trimmed:
@@ -300,7 +276,7 @@ def _checked_label(label: str) -> str:
     if trimmed.startswith("\\"):
         raise MailError(
             "label_forbidden",
-            f'"{_show(trimmed)}" is one of Gmail\'s own labels (they start with a backslash). Changing '
+            f'"{show(trimmed)}" is one of Gmail\'s own labels (they start with a backslash). Changing '
             "them means archiving, starring or deleting, which these label tools do not do. "
             "Nothing was changed.",
         )
@@ -311,7 +287,7 @@ def _not_configured(account: str, label: str, where: str, takes: Sequence[str]) 
     listed = _quoted_list(takes) if takes else "(none configured)"
     return MailError(
         "label_forbidden",
-        f'The label "{_show(label)}" is not configured for mailbox "{account}", so it was neither '
+        f'The label "{show(label)}" is not configured for mailbox "{account}", so it was neither '
         f"applied nor removed. On {where} these tools take only: {listed}. Every other label is the "
         "user's own. A new classification is added to classification_labels in the configuration, "
         "followed by mg_reload_config.",
@@ -329,7 +305,7 @@ def check_message_label(
     if any(key == _label_key(name) for name in classifications):
         raise MailError(
             "label_forbidden",
-            f'"{_show(trimmed)}" is a classification of mailbox "{account}". Classifications belong on '
+            f'"{show(trimmed)}" is a classification of mailbox "{account}". Classifications belong on '
             "the whole thread (mg_label_thread / mg_unlabel_thread); on a single message Gmail, which "
             "lists threads, would not show it. Nothing was changed.",
         )
@@ -348,7 +324,7 @@ def check_thread_label(
     if processed_label is not None and key == _label_key(processed_label):
         raise MailError(
             "label_forbidden",
-            f'"{_show(trimmed)}" is the processed label of mailbox "{account}"; it goes on individual '
+            f'"{show(trimmed)}" is the processed label of mailbox "{account}"; it goes on individual '
             "messages (mg_label_message / mg_unlabel_message), never on a thread. Gmail puts a "
             "thread's labels on replies that arrive later too, so tomorrow's reply would look "
             "already processed and never come up. Nothing was changed.",
@@ -379,7 +355,7 @@ def imap_flag(name: str) -> str:
         return _IMAP_FLAGS[name]
     except KeyError:
         raise MailError(
-            "invalid_input", f'Unknown flag "{_show(name)}"; only {", ".join(ALLOWED_FLAGS)} can be set.'
+            "invalid_input", f'Unknown flag "{show(name)}"; only {", ".join(ALLOWED_FLAGS)} can be set.'
         ) from None
 
 

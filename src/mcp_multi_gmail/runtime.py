@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import Account, Config
+from .config import Account, Config, load_config
 from .errors import MailError
 from .gmail.connections import Connections
-from .gmail.endpoint import Endpoint
+from .gmail.endpoint import Endpoint, resolve_endpoint
 from .layout import AddonLayout, project_dir
 
 # Where the watcher keeps its files; the send journal lives beside them.
@@ -22,7 +22,7 @@ class Runtime:
     endpoint: Endpoint
     layout: AddonLayout | None
     environ: Mapping[str, str]
-    # SMTP port that worked per account name; survives a reload (digest §2.15).
+    # SMTP port that worked per account name (465 or 587, probed once); survives a reload.
     smtp_ports: dict[str, int] = field(default_factory=dict)
     # (account name, Message-ID) of every send whose bytes were handed to Gmail in this process: a
     # repeat is refused even when Gmail never filed the message in Sent (or the copy failed).
@@ -31,6 +31,21 @@ class Runtime:
     state_dir: Path | None = None
     # Per-mailbox connection caps and the worker threads IMAP sessions run on.
     connections: Connections = field(default_factory=Connections)
+
+    @classmethod
+    def load(
+        cls,
+        config_path: Path,
+        *,
+        environ: Mapping[str, str],
+        layout: AddonLayout | None = None,
+        state_dir: Path | None = None,
+    ) -> Runtime:
+        """The one way to build a runtime (server, demo, tests): the configuration file, and where
+        Gmail is, from `environ`. Raises ConfigError or EndpointError with the Czech report."""
+        config = load_config(config_path, layout=layout, environ=environ)
+        endpoint = resolve_endpoint(environ)
+        return cls(config=config, endpoint=endpoint, layout=layout, environ=dict(environ), state_dir=state_dir)
 
     def state_folder(self) -> Path:
         if self.state_dir is not None:

@@ -11,23 +11,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
-from .config import Config, ConfigError, load_config
+from .config import Config, ConfigError
 from .gitwarn import secrets_in_git_warnings
-from .gmail.endpoint import Endpoint, EndpointError, resolve_endpoint
+from .gmail.endpoint import Endpoint, EndpointError
 from .layout import GUARD_MESSAGE, AddonLayout, check_location
+from .runtime import Runtime
 
 
 @dataclass
 class StartupReport:
-    """`lines` in the order a start prints them; `config`/`endpoint` are None when it cannot start."""
+    """`lines` in the order a start prints them; `runtime` is None when it cannot start."""
 
     lines: list[str] = field(default_factory=list)
-    config: Config | None = None
-    endpoint: Endpoint | None = None
+    runtime: Runtime | None = None
+
+    @property
+    def config(self) -> Config | None:
+        return self.runtime.config if self.runtime is not None else None
+
+    @property
+    def endpoint(self) -> Endpoint | None:
+        return self.runtime.endpoint if self.runtime is not None else None
 
     @property
     def can_start(self) -> bool:
-        return self.config is not None and self.endpoint is not None
+        return self.runtime is not None
 
 
 def startup_report(
@@ -39,11 +47,11 @@ def startup_report(
         report.lines.append(GUARD_MESSAGE)
         return report
     try:
-        config = load_config(path, layout=layout, environ=environ)
-        endpoint = resolve_endpoint(environ)
+        runtime = Runtime.load(path, environ=environ, layout=layout)
     except (ConfigError, EndpointError) as error:
         report.lines.append(str(error))
         return report
+    config, endpoint = runtime.config, runtime.endpoint
     report.lines.extend(f"POZOR: {warning}" for warning in config.warnings)
     if endpoint.overridden:
         report.lines.append(
@@ -51,7 +59,7 @@ def startup_report(
             "(MG_GMAIL_ENDPOINT, jen pro testy a ukázku)."
         )
     report.lines.extend(secrets_in_git_warnings(config.secret_files))
-    report.config, report.endpoint = config, endpoint
+    report.runtime = runtime
     return report
 
 

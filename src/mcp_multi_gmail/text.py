@@ -37,7 +37,7 @@ def clean(text: str | None) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# HTML → text (fallback conversion, digest §6.7)
+# HTML → text: the plain half of a composed message, and of a signature written only in HTML
 
 _BODY_OPEN = re.compile(r"<body\b[^<>]*>", re.IGNORECASE)
 _BODY_CLOSE = re.compile(r"</body\s*>", re.IGNORECASE)

@@ -27,11 +27,8 @@ from security_support import (
 )
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.config import load_config
-from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
-from mcp_multi_gmail.gmail.imap import forget_special_folders
 from mcp_multi_gmail.runtime import Runtime
-from support import gmail_env
+from support import gmail_env, load_runtime
 
 COUNTS = pytest.StashKey[Counter[str]]()
 
@@ -140,15 +137,7 @@ def make_runtime(emulator: GmailEmulator, tmp_path: Path, files: dict[str, Path]
         }
         path = tmp_path / "multigmail.json"
         path.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
-        forget_special_folders()  # every runtime starts like a fresh server process
-        environ = gmail_env(emulator)
-        return Runtime(
-            config=load_config(path, layout=None, environ=environ),
-            endpoint=resolve_endpoint(environ),
-            layout=None,
-            environ=environ,
-            state_dir=tmp_path / "state",
-        )
+        return load_runtime(path, gmail_env(emulator), state_dir=tmp_path / "state")
 
     return make
 

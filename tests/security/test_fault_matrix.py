@@ -42,7 +42,6 @@ from security_support import (
 )
 
 from gmail_emulator import FaultRule, GmailEmulator, SmtpFault
-from mcp_multi_gmail.gmail.imap import forget_special_folders
 from mcp_multi_gmail.mail import send as send_service
 from mcp_multi_gmail.mail.journal import JOURNAL_FILE
 from mcp_multi_gmail.runtime import Runtime
@@ -172,7 +171,7 @@ class Bench:
             emulator.set_knobs(**self.scenario.knobs)
         self.args = self.scenario.args(emulator)
         # Every point starts like a fresh server process: nothing remembered (folders, ports, sends).
-        forget_special_folders()
+        self.base.connections.special_folders.clear()
         self.base.smtp_ports.clear()
         self.base.handed_over.clear()
         # Gmail's store starts afresh, so the send journal of earlier points goes too.

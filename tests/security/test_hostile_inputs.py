@@ -189,7 +189,8 @@ LABEL = "label_forbidden"
 CASES: list[Case] = [
     # ---------------------------------------------------------------- recipient tricks
     Case("rcpt-case-superdomain", "mg_send_message", to("a@PARTNER.example.EVIL.com"), FORBID, ALLOW),
-    Case("rcpt-trailing-dot", "mg_send_message", to("a@partner.example."), FORBID, ALLOW),
+    Case("rcpt-trailing-dot", "mg_send_message", to("a@partner.example."), INVALID, ALLOW),
+    Case("rcpt-domain-literal", "mg_send_message", to("a@[192.0.2.1]"), INVALID, ALLOW),
     Case("rcpt-allowed-as-subdomain-of-evil", "mg_send_message", to("a@partner.example.evil.com"), FORBID, ALLOW),
     Case("rcpt-evil-dash-domain", "mg_send_message", to("a@evil-partner.example"), FORBID, ALLOW),
     Case("rcpt-subdomain", "mg_send_message", to("a@sub.partner.example"), FORBID, ALLOW),

@@ -11,27 +11,18 @@ import pytest
 from mcp import Client
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.config import load_config
-from mcp_multi_gmail.demo import DEMO_ACCOUNTS  # the same three mailboxes the demo shows
-from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
-from mcp_multi_gmail.gmail.imap import finish_logouts, forget_special_folders
+from mcp_multi_gmail.demo.setup import demo_accounts  # the same three mailboxes the demo shows
+from mcp_multi_gmail.gmail.imap import finish_logouts
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
-from support import gmail_env
+from support import gmail_env, load_runtime
 
 
 @pytest.fixture
 def make_runtime(emulator: GmailEmulator, tmp_path: Path) -> Callable[[Path], Runtime]:
     def make(config_path: Path) -> Runtime:
-        forget_special_folders()  # every test starts like a fresh server process
-        environ = gmail_env(emulator)
-        return Runtime(
-            config=load_config(config_path, layout=None, environ=environ),
-            endpoint=resolve_endpoint(environ),
-            layout=None,
-            environ=environ,
-            state_dir=tmp_path / "state",  # the send journal of this test only
-        )
+        # the send journal of this test only
+        return load_runtime(config_path, gmail_env(emulator), state_dir=tmp_path / "state")
 
     return make
 
@@ -47,16 +38,8 @@ def demo(
 ) -> Runtime:
     """The emulator loaded with the demo seed and a runtime configured for its three mailboxes."""
     emulator_session.reset(DEMO_SEED)
-    forget_special_folders()
-    path = write_config(DEMO_ACCOUNTS, download_dir=str(tmp_path / "downloads"))
-    environ = gmail_env(emulator_session)
-    return Runtime(
-        config=load_config(path, layout=None, environ=environ),
-        endpoint=resolve_endpoint(environ),
-        layout=None,
-        environ=environ,
-        state_dir=tmp_path / "state",
-    )
+    path = write_config(demo_accounts(), download_dir=str(tmp_path / "downloads"))
+    return load_runtime(path, gmail_env(emulator_session), state_dir=tmp_path / "state")
 
 
 async def call_tool(runtime: Runtime, tool: str, args: dict[str, Any]) -> Any:

@@ -16,7 +16,7 @@ from toolcalls import Call, error, ok
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
-from mcp_multi_gmail.tools import arguments
+from mcp_multi_gmail.server.tools import arguments
 from tool_results import error_body
 
 pytestmark = pytest.mark.anyio

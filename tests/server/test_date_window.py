@@ -19,7 +19,7 @@ from toolcalls import Call, error, ok
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.mail import window
 from mcp_multi_gmail.runtime import Runtime
-from mcp_multi_gmail.watch_check import imap_check
+from mcp_multi_gmail.watch.check import imap_check
 
 pytestmark = pytest.mark.anyio
 

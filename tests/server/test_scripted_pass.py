@@ -20,13 +20,10 @@ import pytest
 from mcp import Client
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.config import load_config
-from mcp_multi_gmail.demo import DEMO_ACCOUNTS
-from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
-from mcp_multi_gmail.gmail.imap import forget_special_folders
+from mcp_multi_gmail.demo.setup import demo_accounts  # the same three mailboxes the demo shows
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
-from support import gmail_env
+from support import gmail_env, load_runtime
 
 pytestmark = pytest.mark.anyio
 
@@ -81,15 +78,8 @@ class Assistant:
 
 def _runtime(emulator: GmailEmulator, write_config: Callable[..., Path], tmp_path: Path) -> Runtime:
     emulator.reset(DEMO_SEED)
-    forget_special_folders()
-    path = write_config(DEMO_ACCOUNTS, download_dir=str(tmp_path / "downloads"))
-    environ = gmail_env(emulator)
-    return Runtime(
-        config=load_config(path, layout=None, environ=environ),
-        endpoint=resolve_endpoint(environ),
-        layout=None,
-        environ=environ,
-    )
+    path = write_config(demo_accounts(), download_dir=str(tmp_path / "downloads"))
+    return load_runtime(path, gmail_env(emulator))
 
 
 def _labels(emulator: GmailEmulator) -> dict[str, list[str]]:

@@ -16,23 +16,18 @@ LATE = [
     "aiosmtplib",
     "mcp_multi_gmail.gmail.compose",
     "mcp_multi_gmail.gmail.parse",
-    "mcp_multi_gmail.tools.read",
+    "mcp_multi_gmail.server.tools.read",
     "mcp_multi_gmail.mail.results",
 ]
 
 PROBE = """
 import asyncio, json, os, sys
 from pathlib import Path
-from mcp_multi_gmail.config import load_config
-from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
 
 late = json.loads(sys.argv[2])
-runtime = Runtime(
-    config=load_config(Path(sys.argv[1]), layout=None, environ=os.environ),
-    endpoint=resolve_endpoint(os.environ), layout=None, environ=dict(os.environ),
-)
+runtime = Runtime.load(Path(sys.argv[1]), environ=os.environ)
 server = build_server(runtime)
 before = [name for name in late if name in sys.modules]
 tools = asyncio.run(server.list_tools())
@@ -56,4 +51,4 @@ def test_heavy_modules_wait_for_the_first_tool_use(
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
     assert seen["before"] == [], "loaded before any tool was asked for"
-    assert seen["tools"] >= 10 and "mcp_multi_gmail.tools.read" in seen["after"]
+    assert seen["tools"] >= 10 and "mcp_multi_gmail.server.tools.read" in seen["after"]

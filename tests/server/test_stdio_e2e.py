@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import TextResourceContents
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI
+from mcp_multi_gmail.server.instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI
 from support import INITIALIZED, SERVER_SCRIPT, gmail_env, initialize_request
 
 OSOBNI = {

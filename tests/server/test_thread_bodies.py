@@ -129,7 +129,7 @@ async def test_html_only_body_comes_as_mg_get_message_gives_it(
 async def _commands_for(emulator: GmailEmulator, runtime: Runtime, call: Call, count: int) -> list[str]:
     emulator.reset()
     emulator.add_account(BOX, "osobniheslohesla")
-    imap.forget_special_folders()
+    runtime.connections.special_folders.clear()
     thread = deliver_thread(emulator, [f"Tělo zprávy {i}.\n" for i in range(count)])
     data = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all")
     assert len(data["messages"]) == count and all(m["body"] for m in data["messages"])

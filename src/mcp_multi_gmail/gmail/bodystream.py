@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..text import clean
-from .parse import Part, b64_lenient, b64_noise, codec_for
+from .parse.bodystructure import Part
+from .parse.charsets import codec_for
+from .parse.transfer import b64_lenient, b64_noise
 
 if TYPE_CHECKING:
     from .imap import ImapSession

@@ -4,7 +4,7 @@ Pure: no sockets, no files. Every header value is checked by `headers.check_head
 before it reaches the `email` package, so a line break in a subject, name, address,
 filename or message id is refused instead of becoming a header of its own.
 
-Layout of a composed message (digest §6.1, §6.6):
+Layout of a composed message (MIME multipart types: RFC 2046):
 
 * `multipart/alternative` with `text/plain` and `text/html` (both always present), wrapped in
   `multipart/mixed` when there are attachments;
@@ -30,7 +30,8 @@ from typing import Any, ClassVar, Literal
 
 from ..config.resolved import Signature
 from ..errors import MailError
-from ..headers import check_header_value
+from ..headers import address_problem, check_header_value, idna_address, show
+from ..request import Prepared
 from ..text import html_to_text, inner_body
 
 __all__ = [
@@ -59,9 +60,6 @@ _EN_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oc
 
 _BODY_CLOSE = re.compile(r"</body\s*>", re.IGNORECASE)
 
-# Characters that would turn one address into a display name, a list, a group or a quoted
-# local part; a recipient is always one plain local@domain.
-_ADDRESS_SPECIALS = frozenset(',;<>"():\\[]')
 # RFC 2045 token characters for the type and subtype of an attachment.
 _MIME_TOKEN = re.compile(r"[A-Za-z0-9!#$&^_.+-]+")
 # A message id travels in headers on one line; anything longer is no real id.
@@ -85,21 +83,11 @@ class Quote:
 
 @dataclass(frozen=True)
 class Draft:
-    """Everything the tool was asked to write."""
+    """A prepared request with what was read for it: the subject it goes under and the quote."""
 
-    from_address: str
-    from_name: str | None
-    to: list[str]
-    cc: list[str]
-    bcc: list[str]
-    subject: str
-    body: str
-    html_body: str | None
-    in_reply_to: str | None  # bare or bracketed
-    references: list[str]
-    signature: Signature | None
-    quote: Quote | None
-    attachments: list[tuple[str, bytes, str]]  # (filename, content, mime type)
+    prepared: Prepared
+    subject: str  # the given subject, or "Re: " and the answered message's
+    quote: Quote | None = None
 
 
 @dataclass(frozen=True)
@@ -168,12 +156,6 @@ def _refuse(message: str) -> MailError:
     return MailError("invalid_input", message)
 
 
-def _show(value: str) -> str:
-    """A caller's value made safe to quote in an error message."""
-    shown = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in value)
-    return shown if len(shown) <= 200 else shown[:200] + "…"
-
-
 def _checked_text(field: str, text: str) -> str:
     """A body-like text: line endings normalised, no lone surrogates (they cannot be encoded)."""
     try:
@@ -187,34 +169,19 @@ def _plain_address(field: str, value: str) -> str:
     """One plain `local@domain` address (trimmed; a non-ASCII domain in its IDNA form)."""
     check_header_value(field, value)
     address = value.strip()
-    problem = (
-        not address
-        or any(ch.isspace() or not ch.isprintable() or ch in _ADDRESS_SPECIALS for ch in address)
-        or address.count("@") != 1
-    )
-    local, _, domain = address.partition("@")
-    if problem or not local or not domain:
-        raise _refuse(
-            f'The {field} "{_show(address)}" is not a plain e-mail address. Give one bare address such '
-            "as name@example.com, without a display name, angle brackets, quotes, commas, "
-            "semicolons or spaces."
-        )
-    if not local.isascii():
-        raise _refuse(
-            f'The {field} "{_show(address)}" has non-ASCII characters before the @, which Gmail cannot '
-            "submit here. Only the domain part may contain national characters."
-        )
-    if not domain.isascii():
-        try:
-            domain = domain.encode("idna").decode("ascii")
-        except UnicodeError:
-            raise _refuse(f'The {field} "{_show(address)}" has a domain that is not valid.') from None
-    address = f"{local}@{domain}"
-    try:
-        Address(addr_spec=address)
-    except (ValueError, HeaderParseError):  # the package's defects are ValueErrors
-        raise _refuse(f'The {field} "{_show(address)}" is not a valid e-mail address.') from None
-    return address
+    problem = address_problem(address)
+    if problem is None:
+        return idna_address(address)
+    advice = {
+        "is not a plain e-mail address": (
+            " Give one bare address such as name@example.com, without a display name, angle brackets, "
+            "quotes, commas, semicolons or spaces."
+        ),
+        "has non-ASCII characters before the @, which Gmail cannot submit here": (
+            " Only the domain part may contain national characters."
+        ),
+    }.get(problem, "")
+    raise _refuse(f'The {field} "{show(address)}" {problem}.{advice}')
 
 
 def _bare_id(field: str, value: str) -> str:
@@ -230,7 +197,7 @@ def _bare_id(field: str, value: str) -> str:
         or any(ch.isspace() or ch in "<>" or not ch.isprintable() for ch in bare)
     ):
         raise _refuse(
-            f'The {field} "{_show(value.strip())}" is not one message id. Give it as id@domain, with or '
+            f'The {field} "{show(value.strip())}" is not one message id. Give it as id@domain, with or '
             "without angle brackets, one id per entry."
         )
     return bare
@@ -439,12 +406,13 @@ def _attachment_part(filename: str, content: bytes, mime: str) -> EmailMessage:
 
 def _bodies(draft: Draft, quote_locale: QuoteLocale) -> tuple[str, str, bool]:
     """The text and HTML bodies with signature and quote, and whether a quote was added."""
-    plain = _checked_text("body", draft.body)
-    markup = _checked_text("HTML body", draft.html_body) if draft.html_body is not None else None
+    request = draft.prepared.request
+    plain = _checked_text("body", request.body)
+    markup = _checked_text("HTML body", request.html_body) if request.html_body is not None else None
     html = markup if markup is not None and markup.strip() else html_from_text(plain)
 
-    if draft.signature is not None:
-        signature = _signature_parts(draft.signature)
+    if draft.prepared.signature is not None:
+        signature = _signature_parts(draft.prepared.signature)
         if signature is not None:
             plain = f"{plain}\n\n{signature[0]}"
             html = _append_html(html, "<div><br></div>" + signature[1])
@@ -466,17 +434,19 @@ def compose(draft: Draft, *, message_id: str, date: datetime, quote_locale: Quot
     bare_message_id = _bare_id("Message-ID", message_id)
     check_header_value("Subject", draft.subject)
     subject = _checked_text("Subject", draft.subject)
-    sender = _plain_address("From address", draft.from_address)
+    prepared = draft.prepared
+    request = prepared.request
+    sender = _plain_address("From address", prepared.sender[0])
     from_name: str | None = None
-    if draft.from_name is not None:
-        check_header_value("From display name", draft.from_name)
-        from_name = draft.from_name.strip() or None
-    to = _address_list("To", draft.to)
-    cc = _address_list("Cc", draft.cc)
-    bcc = _address_list("Bcc", draft.bcc)
-    in_reply_to = _bare_id("In-Reply-To", draft.in_reply_to) if draft.in_reply_to is not None else None
-    references = _references(draft.references, in_reply_to)
-    parts = [_attachment_part(name, content, mime) for name, content, mime in draft.attachments]
+    if prepared.sender[1] is not None:
+        check_header_value("From display name", prepared.sender[1])
+        from_name = prepared.sender[1].strip() or None
+    to = _address_list("To", request.to)
+    cc = _address_list("Cc", request.cc)
+    bcc = _address_list("Bcc", request.bcc)
+    in_reply_to = _bare_id("In-Reply-To", prepared.in_reply_to) if prepared.in_reply_to is not None else None
+    references = _references(request.references, in_reply_to)
+    parts = [_attachment_part(name, content, mime) for name, content, mime in prepared.files]
 
     plain, html, quoted = _bodies(draft, quote_locale)
     when = date if date.tzinfo is not None else date.replace(tzinfo=UTC)
@@ -485,7 +455,7 @@ def compose(draft: Draft, *, message_id: str, date: datetime, quote_locale: Quot
     try:
         msg["From"] = Address(display_name=from_name or "", addr_spec=sender)
     except (ValueError, HeaderParseError):
-        raise _refuse(f'The From display name "{_show(from_name or "")}" cannot be used.') from None
+        raise _refuse(f'The From display name "{show(from_name or "")}" cannot be used.') from None
     if to:
         msg["To"] = [Address(addr_spec=a) for a in to]
     if cc:
@@ -524,57 +494,46 @@ def compose(draft: Draft, *, message_id: str, date: datetime, quote_locale: Quot
 # --- duplicate-send protection -----------------------------------------------------------------
 
 
-def content_message_id(
-    *,
-    account: str,
-    sender: str,
-    to: list[str],
-    cc: list[str],
-    bcc: list[str],
-    subject: str,
-    body: str,
-    html_body: str | None,
-    attachments: list[tuple[str, bytes]],
-    in_reply_to: str | None,
-    day: date,
-    domain: str,
-) -> str:
+def content_message_id(prepared: Prepared, *, account: str, day: date) -> str:
     """A deterministic Message-ID (bare): the same send repeated on the same UTC day gets the same id.
 
-    `<first 32 hex digits of a SHA-256>.mg@<domain>` over a canonical JSON of the inputs
-    (recipients trimmed, lower-cased and sorted per field; attachment contents hashed) and the
-    day. `day` is the UTC date of the send; a datetime is converted to its UTC date.
+    `<first 32 hex digits of a SHA-256>.mg@<sender's domain>` over a canonical JSON of the
+    request (recipients trimmed, lower-cased and sorted per field; attachment contents hashed; the
+    subject as given, since a derived "Re:" subject follows from in_reply_to) and the day. `day`
+    is the UTC date of the send; a datetime is converted to its UTC date.
     """
+    request = prepared.request
+    sender = prepared.sender[0]
     if isinstance(day, datetime):
         day = (day if day.tzinfo is not None else day.replace(tzinfo=UTC)).astimezone(UTC).date()
-    host = domain.strip() or sender.strip().rpartition("@")[2]
+    host = sender.strip().rpartition("@")[2]
     check_header_value("Message-ID domain", host)
     if not host.isascii():
         try:
             host = host.encode("idna").decode("ascii")
         except UnicodeError:
-            raise _refuse(f'"{_show(host)}" is not a valid domain for a Message-ID.') from None
+            raise _refuse(f'"{show(host)}" is not a valid domain for a Message-ID.') from None
     host = host.lower()
     if not host or any(ch.isspace() or ch in '<>@"\\' or not ch.isprintable() for ch in host):
-        raise _refuse(f'"{_show(host)}" is not a valid domain for a Message-ID.')
+        raise _refuse(f'"{show(host)}" is not a valid domain for a Message-ID.')
 
     def recipients(values: Sequence[str]) -> list[str]:
         return sorted(value.strip().lower() for value in values)
 
-    reply = in_reply_to.strip() if in_reply_to is not None else None
+    reply = prepared.in_reply_to.strip() if prepared.in_reply_to is not None else None
     if reply is not None and reply.startswith("<") and reply.endswith(">"):
         reply = reply[1:-1].strip()
     canonical = {
         "v": 1,
         "account": account,
         "sender": sender.strip().lower(),
-        "to": recipients(to),
-        "cc": recipients(cc),
-        "bcc": recipients(bcc),
-        "subject": subject,
-        "body": _lf(body),
-        "html_body": _lf(html_body) if html_body is not None else None,
-        "attachments": [[name, hashlib.sha256(content).hexdigest()] for name, content in attachments],
+        "to": recipients(request.to),
+        "cc": recipients(request.cc),
+        "bcc": recipients(request.bcc),
+        "subject": request.subject or "",
+        "body": _lf(request.body),
+        "html_body": _lf(request.html_body) if request.html_body is not None else None,
+        "attachments": [[name, hashlib.sha256(content).hexdigest()] for name, content, _mime in prepared.files],
         "in_reply_to": reply or None,
         "day": day.isoformat(),
     }

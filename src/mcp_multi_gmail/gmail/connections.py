@@ -21,6 +21,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from .special_folders import SpecialFolders
+
 T = TypeVar("T")
 
 DEFAULT_MAX_CONNECTIONS = 4
@@ -72,10 +74,11 @@ def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
 
 
 class Connections:
-    """Per-mailbox gates and the worker threads of one server."""
+    """Per-mailbox gates, the worker threads and the remembered special folders of one server."""
 
     def __init__(self) -> None:
         self._gates: dict[tuple[str, int], Gate] = {}
+        self.special_folders = SpecialFolders()
         self._executor: ThreadPoolExecutor | None = None
         self._threads = 0
 

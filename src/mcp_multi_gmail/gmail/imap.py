@@ -27,11 +27,13 @@ from ..errors import MailError
 from .connections import Connections, Gate
 from .endpoint import Endpoint
 from .refusals import command_refused, login_refused
+from .special_folders import MailboxKey, SpecialFolders
 
 if TYPE_CHECKING:
     from imapclient import IMAPClient
 
-    from .parse import EnvelopeInfo, Part
+    from .parse.bodystructure import Part
+    from .parse.envelope import EnvelopeInfo
 
 # imapclient and the parser are imported at the first connection, not at start-up: the server
 # answers `initialize` before any mailbox is touched.
@@ -149,7 +151,7 @@ def _header_term(bare: str) -> str:
     return f'HEADER Message-ID "<{escaped}>"'
 
 
-# Gmail's verdict and the delivery trace that shows Gmail wrote it (see parse.authentication).
+# Gmail's verdict and the delivery trace that shows Gmail wrote it (see parse.authresults.authentication).
 AUTH_FIELDS = "AUTHENTICATION-RESULTS ARC-AUTHENTICATION-RESULTS RECEIVED RECEIVED-SPF"
 AUTH_HEADER = f"BODY.PEEK[HEADER.FIELDS ({AUTH_FIELDS})]"
 _AUTH_KEY = f"BODY[HEADER.FIELDS ({AUTH_FIELDS})]".encode()
@@ -186,7 +188,8 @@ def _aware(value: object) -> datetime | None:
 
 
 def _fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
-    from .parse import envelope_info, parts
+    from .parse.bodystructure import parts
+    from .parse.envelope import envelope_info
 
     item = Fetched(uid=uid)
     if b"X-GM-THRID" in data:
@@ -213,24 +216,19 @@ def _fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
     return item
 
 
-# Special-folder paths per mailbox, remembered across calls: they are localised but practically
-# never change, and looking them up cost a LIST round trip on every call. A stale entry shows up
-# as a failing EXAMINE/SELECT, and the folders are then listed afresh.
-_SPECIAL_CACHE: dict[tuple[str, int, str], dict[str, str]] = {}
-
-
-def forget_special_folders() -> None:
-    """Drop every remembered special-folder path (a fresh start, as in a new process)."""
-    _SPECIAL_CACHE.clear()
-
-
 class ImapSession:
     """A logged-in IMAP connection for one mailbox and one tool call."""
 
-    def __init__(self, client: IMAPClient, account: str, cache_key: tuple[str, int, str] | None = None) -> None:
+    def __init__(
+        self,
+        client: IMAPClient,
+        account: str,
+        remembered: tuple[SpecialFolders, MailboxKey] | None = None,
+    ) -> None:
         self.client = client
         self.account = account
-        self._cache_key = cache_key
+        # Where this server remembers the mailbox's special folders across sessions (None: nowhere).
+        self._remembered = remembered
         self._listing: list[tuple[str, str | None, bool]] | None = None
         self._selected: tuple[str, bool] | None = None
         self._exists = 0  # messages in the open folder, from the SELECT/EXAMINE answer
@@ -258,8 +256,9 @@ class ImapSession:
                 selectable = not any(f.lower() in ("\\noselect", "\\nonexistent") for f in names)
                 listing.append((_text(name), special, selectable))
             self._listing = listing
-            if self._cache_key is not None:
-                _SPECIAL_CACHE[self._cache_key] = self._specials(listing)
+            if self._remembered is not None:
+                memory, key = self._remembered
+                memory.remember(key, self._specials(listing))
         return self._listing
 
     @staticmethod
@@ -272,9 +271,9 @@ class ImapSession:
 
     def special_folders(self) -> dict[str, str]:
         """Special-use flag -> folder path (names are localised, flags are not)."""
-        cached = _SPECIAL_CACHE.get(self._cache_key) if self._cache_key is not None else None
+        cached = self._remembered[0].get(self._remembered[1]) if self._remembered is not None else None
         if self._listing is None and cached is not None:
-            return dict(cached)
+            return cached
         return self._specials(self.all_folders())
 
     def folder(self, special: str) -> str:
@@ -303,8 +302,9 @@ class ImapSession:
                 if self._listing is not None:
                     raise  # the path came from this session's own LIST: a real refusal
                 # A remembered path that no longer exists (renamed, hidden from IMAP): list afresh.
-                if self._cache_key is not None:
-                    _SPECIAL_CACHE.pop(self._cache_key, None)
+                if self._remembered is not None:
+                    memory, key = self._remembered
+                    memory.forget(key)
                 path = self.folder(special)
                 answer = self.client.select_folder(path, readonly=not writable)
             self._exists = int(answer.get(b"EXISTS", 0) or 0)
@@ -621,8 +621,11 @@ def _connect(endpoint: Endpoint, *, early_capability: bool = False) -> IMAPClien
 
 
 @contextmanager
-def open_session(account: str, address: str, password: str, endpoint: Endpoint) -> Iterator[ImapSession]:
-    """Connect and log in; always log out (or drop the socket) afterwards."""
+def open_session(
+    account: str, address: str, password: str, endpoint: Endpoint, folders: SpecialFolders | None = None
+) -> Iterator[ImapSession]:
+    """Connect and log in; always log out (or drop the socket) afterwards. `folders`: where the
+    mailbox's special folders are remembered across sessions (None: looked up in each session)."""
     from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
 
     try:
@@ -649,7 +652,8 @@ def open_session(account: str, address: str, password: str, endpoint: Endpoint) 
         # Cache the capabilities Gmail sent with the login answer now: EXAMINE flushes imaplib's
         # untagged responses, and a later check would cost an extra CAPABILITY round trip.
         client.capabilities()
-        session = ImapSession(client, account, (endpoint.imap_host, endpoint.imap_port, address.casefold()))
+        key = (endpoint.imap_host, endpoint.imap_port, address.casefold())
+        session = ImapSession(client, account, (folders, key) if folders is not None else None)
         yield session
     except MailError:
         raise
@@ -752,7 +756,7 @@ async def _one_session(
     def in_thread() -> None:
         try:
             deadline.note(f'working with mailbox "{account}" over IMAP')
-            with open_session(account, address, password, endpoint) as session:
+            with open_session(account, address, password, endpoint, pool.special_folders) as session:
                 # The answer goes back now; the LOGOUT and the close follow on this thread.
                 report(work(session), None)
         except BaseException as error:  # noqa: BLE001 - handed to the caller, never lost in the worker

@@ -23,7 +23,7 @@ from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginEr
 from ..errors import MailError
 from .endpoint import Endpoint
 from .imap import ALL_MAIL, DRAFTS, TRASH, ImapSession, _close, _connect, _gmail_reason, _web_alert, network_error
-from .parse import envelope_info
+from .parse.envelope import envelope_info
 from .refusals import login_refused
 
 # Zones tried for the SINCE day boundary, most likely first: Google documents Pacific midnight;

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ..gmail.imap import Fetched, ImapSession
-from ..gmail.parse import Part, attachment_parts, body_part, decode_body
+from ..gmail.parse.bodystructure import Part, attachment_parts, body_part
+from ..gmail.parse.transfer import decode_body
 from ..htmltext import html_to_text
 from .preview import preview_of
 from .results import AttachmentInfo

@@ -12,20 +12,18 @@ from ..config import Account
 from ..domain import Address
 from ..errors import MailError
 from ..gmail.imap import ALL_MAIL, DRAFTS, ImapSession
+from ..request import Prepared, Request
 from ..runtime import Runtime
 from .outgoing import (
     Original,
-    Prepared,
-    Request,
     detached_warning,
-    draft_of,
     no_quote_warning,
     prepare,
     read_original,
     subject_of,
 )
-from .read import in_session
 from .results import DraftResult, DraftsResult, DraftSummary
+from .session import in_session
 from .summary import carries, summarize
 
 if TYPE_CHECKING:  # compose loads at the first draft, not at start-up
@@ -50,16 +48,16 @@ class _Progress:
 
 
 def _save(session: ImapSession, runtime: Runtime, account: Account, prepared: Prepared, progress: _Progress) -> None:
-    from ..gmail.compose import compose
+    from ..gmail.compose import Draft, compose
 
     request = prepared.request
     if prepared.in_reply_to:
         progress.original = read_original(session, account, prepared.in_reply_to, with_quote=request.quote_original)
     composed = compose(
-        draft_of(
+        Draft(
             prepared,
-            progress.original.quote if request.quote_original else None,
             subject_of(prepared, progress.original),
+            progress.original.quote if request.quote_original else None,
         ),
         message_id=new_message_id(prepared.sender[0]),
         date=datetime.now(UTC),

@@ -17,8 +17,9 @@ from ..gmail.imap import ALL_MAIL, Fetched, ImapSession
 from ..runtime import Runtime
 from . import inputs
 from .pass_ import or_tree
-from .read import find_message, in_session
+from .read import find_message
 from .results import FlagsResult, LabelChange, LabelOutcome, ThreadLabelChange, ThreadOutcome
+from .session import in_session
 from .summary import carries
 from .window import scan_window
 

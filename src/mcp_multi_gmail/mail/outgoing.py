@@ -18,44 +18,12 @@ from .. import policy
 from ..config import Account, Config, Signature
 from ..errors import invalid_input, not_found
 from ..gmail.imap import ALL_MAIL, ImapSession
+from ..request import Prepared, Request
 from . import inputs
 from .read import find_message
 
 if TYPE_CHECKING:  # compose and parse load at the first draft or send, not at start-up
-    from ..gmail.compose import Draft, Quote
-
-
-@dataclass(frozen=True)
-class Request:
-    """The arguments of mg_save_draft / mg_send_message."""
-
-    to: list[str]
-    cc: list[str]
-    bcc: list[str]
-    subject: str | None  # None when replying: "Re: " + the answered message's subject
-    body: str
-    html_body: str | None
-    in_reply_to: str | None
-    references: list[str]
-    quote_original: bool
-    signature: str | bool | None  # a name, False for none, None for the default
-    from_alias: str | None
-    attachments: list[str]
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A request that passed every check, with its files read."""
-
-    request: Request
-    sender: tuple[str, str | None]
-    signature: Signature | None
-    files: list[tuple[str, bytes, str]]
-    in_reply_to: str | None  # bare
-
-    @property
-    def recipients(self) -> list[str]:
-        return [*self.request.to, *self.request.cc, *self.request.bcc]
+    from ..gmail.compose import Quote
 
 
 def choose_signature(account: Account, alias_address: str | None, wanted: str | bool | None) -> Signature | None:
@@ -192,7 +160,7 @@ def detached_warning(who: str, subject: str | None, original_subject: str | None
 def read_original(session: ImapSession, account: Account, bare: str, *, with_quote: bool) -> Original:
     """Find the answered message in All Mail; not there → not_found, and nothing is saved or sent."""
     from ..gmail.compose import Quote
-    from ..gmail.parse import decode_body
+    from ..gmail.parse.transfer import decode_body
 
     session.open(ALL_MAIL)
     uid, _copies = find_message(session, account, bare)
@@ -224,27 +192,6 @@ def subject_of(prepared: Prepared, original: Original) -> str:
     """The subject given, or for a reply without one, "Re: " and the answered message's subject."""
     given = prepared.request.subject
     return given if given is not None else reply_subject(original.subject)
-
-
-def draft_of(prepared: Prepared, quote: Quote | None, subject: str) -> Draft:
-    from ..gmail.compose import Draft
-
-    request = prepared.request
-    return Draft(
-        from_address=prepared.sender[0],
-        from_name=prepared.sender[1],
-        to=request.to,
-        cc=request.cc,
-        bcc=request.bcc,
-        subject=subject,
-        body=request.body,
-        html_body=request.html_body,
-        in_reply_to=prepared.in_reply_to,
-        references=request.references,
-        signature=prepared.signature,
-        quote=quote,
-        attachments=prepared.files,
-    )
 
 
 def no_quote_warning(prepared: Prepared, quote_wanted: bool, quoted: bool) -> str | None:

@@ -1,4 +1,4 @@
-"""mg_next_pass: the threads with unprocessed work since a boundary (digest §3).
+"""mg_next_pass: the threads with unprocessed work since a boundary (README.en.md, "Pass modes").
 
 One search, one FETCH for every match, then for the page's threads one OR-tree SEARCH and one
 FETCH: the command count does not grow with the number of threads.
@@ -6,20 +6,18 @@ FETCH: the command count does not grow with the number of threads.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from ..config import Account
-from ..errors import MailError
 from ..gmail.imap import Fetched, ImapSession
 from ..runtime import Runtime
 from . import inputs
 from .cursor import Key, decode, encode, fingerprint, key_of
 from .preview import previews
-from .read import in_session
 from .results import PassMessage, PassResult, PassThread, PendingOutgoing, SearchFailure
+from .session import each_mailbox
 from .summary import iso
 from .window import ThreadWork, Window, scan_window
 
@@ -173,28 +171,10 @@ async def next_pass(
     since = inputs.since(since_text)
     stamp = fingerprint("mg_next_pass", account=account_name, since=iso(since), max_threads=max_threads)
     after = decode(page_token, stamp)
-    accounts = runtime.accounts_for(account_name)
-
-    async def each(account: Account) -> MailboxPass:
-        return await in_session(runtime, account, lambda s: pass_mailbox(s, account, since, after, max_threads))
-
-    if account_name != "all":
-        [account] = accounts
-        return _result(since, [await each(account)], [], max_threads, stamp, [account.name])
-
-    outcomes = await asyncio.gather(*(each(a) for a in accounts), return_exceptions=True)
-    done: list[MailboxPass] = []
-    failures: list[SearchFailure] = []
-    searched: list[str] = []
-    for account, outcome in zip(accounts, outcomes, strict=True):
-        if isinstance(outcome, MailboxPass):
-            done.append(outcome)
-            searched.append(account.name)
-        elif isinstance(outcome, MailError):
-            failures.append(SearchFailure(account=account.name, code=outcome.code, message=outcome.message))
-        else:
-            failures.append(SearchFailure(account=account.name, code="upstream_error", message=str(outcome)))
-    return _result(since, done, failures, max_threads, stamp, searched)
+    answers = await each_mailbox(
+        runtime, account_name, lambda s, account: pass_mailbox(s, account, since, after, max_threads)
+    )
+    return _result(since, answers.done, answers.failures, max_threads, stamp, answers.searched)
 
 
 def _result(

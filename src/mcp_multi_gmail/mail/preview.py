@@ -12,7 +12,8 @@ import re
 from collections.abc import Iterable
 
 from ..gmail.imap import Fetched, ImapSession
-from ..gmail.parse import Part, body_part, decode_body
+from ..gmail.parse.bodystructure import Part, body_part
+from ..gmail.parse.transfer import decode_body
 from ..htmltext import html_to_text
 
 PREVIEW_CHARS = 300

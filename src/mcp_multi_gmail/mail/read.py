@@ -7,22 +7,21 @@ covers a whole set of messages, never one command per message or thread.
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
 
 from ..config import Account
 from ..errors import MailError, not_found
-from ..gmail import imap
 from ..gmail.bodystream import SLICE_BYTES, read_window
 from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
-from ..gmail.parse import Part, attachment_parts, body_part, clean, decode_body, decode_bytes, safe_filename
+from ..gmail.parse.bodystructure import Part, attachment_parts, body_part
+from ..gmail.parse.filenames import safe_filename
+from ..gmail.parse.transfer import decode_body, decode_bytes
 from ..htmltext import html_to_text
 from ..runtime import Runtime
+from ..text import clean
 from . import bodies as bodies_
 from . import inputs
 from .cursor import Key, decode, encode, fingerprint, key_of
@@ -39,9 +38,9 @@ from .results import (
     ThreadMessage,
     ThreadResult,
 )
+from .session import each_mailbox, in_session
 from .summary import INBOX, carries, is_processed, iso, newest_match, summarize
 
-T = TypeVar("T")
 # Characters of a long HTML body converted to text: the conversion needs the markup from its start,
 # so a window beyond this point of a huge HTML body is not offered (body_truncated stays true).
 HTML_READ_LIMIT = 2_000_000
@@ -54,20 +53,6 @@ SUMMARY_ITEMS = ["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-async def in_session(
-    runtime: Runtime, account: Account, work: Callable[[ImapSession], T]
-) -> T:
-    return await imap.run_session(
-        account.name,
-        account.address,
-        account.password,
-        runtime.endpoint,
-        work,
-        connections=runtime.worker_threads(),
-        max_connections=account.max_connections,
-    )
 
 
 # ------------------------------------------------------------------ search
@@ -163,28 +148,10 @@ async def search_threads(
     query = inputs.search_query(query)
     stamp = fingerprint("mg_search_threads", account=account_name, query=query, max_results=max_results)
     after = decode(page_token, stamp)
-    accounts = runtime.accounts_for(account_name)
-
-    async def one(account: Account) -> _MailboxHits:
-        return await in_session(runtime, account, lambda s: _search_mailbox(s, account, query, after, max_results))
-
-    if account_name != "all":
-        [account] = accounts
-        return _page_result([await one(account)], max_results, stamp, [account.name], [])
-
-    outcomes = await asyncio.gather(*(one(a) for a in accounts), return_exceptions=True)
-    done: list[_MailboxHits] = []
-    searched: list[str] = []
-    failures: list[SearchFailure] = []
-    for account, outcome in zip(accounts, outcomes, strict=True):
-        if isinstance(outcome, MailError):
-            failures.append(SearchFailure(account=account.name, code=outcome.code, message=outcome.message))
-        elif isinstance(outcome, BaseException):
-            failures.append(SearchFailure(account=account.name, code="upstream_error", message=str(outcome)))
-        else:
-            searched.append(account.name)
-            done.append(outcome)
-    return _page_result(done, max_results, stamp, searched, failures)
+    answers = await each_mailbox(
+        runtime, account_name, lambda s, account: _search_mailbox(s, account, query, after, max_results)
+    )
+    return _page_result(answers.done, max_results, stamp, answers.searched, answers.failures)
 
 
 def _page_result(

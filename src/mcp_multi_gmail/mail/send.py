@@ -19,20 +19,18 @@ from ..domain import Address
 from ..errors import MailError
 from ..gmail import imap, smtp
 from ..gmail.imap import SENT, ImapSession
+from ..request import Prepared, Request
 from ..runtime import Runtime
 from .journal import SendJournal, duplicate
 from .outgoing import (
     Original,
-    Prepared,
-    Request,
-    draft_of,
     no_quote_warning,
     prepare,
     read_original,
     subject_of,
 )
-from .read import in_session
 from .results import SendResult, SentCopy
+from .session import in_session
 
 if TYPE_CHECKING:  # compose loads at the first send, not at start-up
     from ..gmail.compose import Composed
@@ -48,24 +46,10 @@ LAST_PAUSE_S = 3.0
 def _message_id(account: Account, prepared: Prepared, repeat: bool) -> str:
     from ..gmail.compose import content_message_id
 
-    request = prepared.request
-    domain = prepared.sender[0].rpartition("@")[2]
     if repeat:
+        domain = prepared.sender[0].rpartition("@")[2]
         return f"{uuid.uuid4().hex}.mg@{domain}"  # a deliberate second send is a new message
-    return content_message_id(
-        account=account.name,
-        sender=prepared.sender[0],
-        to=request.to,
-        cc=request.cc,
-        bcc=request.bcc,
-        subject=request.subject or "",  # a derived "Re:" subject follows from in_reply_to, also hashed
-        body=request.body,
-        html_body=request.html_body,
-        attachments=[(name, data) for name, data, _mime in prepared.files],
-        in_reply_to=prepared.in_reply_to,
-        day=datetime.now(UTC).date(),
-        domain=domain,
-    )
+    return content_message_id(prepared, account=account.name, day=datetime.now(UTC).date())
 
 
 def _find_in_sent(session: ImapSession, bare: str) -> int | None:
@@ -168,7 +152,7 @@ async def _choose_port(runtime: Runtime, account: Account) -> int:
 
 async def send_message(runtime: Runtime, account_name: str, request: Request, *, repeat: bool) -> SendResult:
 
-    from ..gmail.compose import compose
+    from ..gmail.compose import Draft, compose
 
     account = runtime.account(account_name)
     prepared = prepare(runtime.config, account, request, sending=True)
@@ -184,7 +168,7 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
     before = await in_session(runtime, account, lambda s: _before_sending(s, account, prepared, message_id, repeat))
     quote_wanted = request.quote_original and prepared.in_reply_to is not None
     composed = compose(
-        draft_of(prepared, before.original.quote if quote_wanted else None, subject_of(prepared, before.original)),
+        Draft(prepared, subject_of(prepared, before.original), before.original.quote if quote_wanted else None),
         message_id=message_id,
         date=datetime.now(UTC),
         quote_locale=runtime.config.quote_locale,

@@ -1,4 +1,4 @@
-"""A fetched message as the assistant sees it: state, processed, inbox, labels (digest §4)."""
+"""A fetched message as the assistant sees it: state, processed, inbox, labels."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 from ..config import Account
 from ..gmail.imap import Fetched
-from ..gmail.parse import authentication, clean
+from ..gmail.parse.authresults import authentication
+from ..text import clean
 from .results import MessageState, MessageSummary, NewestMatch
 
 # A due time this far ahead of "now" is the future; less is clock skew.

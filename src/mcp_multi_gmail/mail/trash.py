@@ -11,8 +11,8 @@ from ..errors import MailError, not_found
 from ..gmail.imap import ALL_MAIL, TRASH, ImapSession
 from ..runtime import Runtime
 from . import inputs
-from .read import in_session
 from .results import TrashResult
+from .session import in_session
 
 KEPT = "The message is in Trash, not deleted: Gmail keeps it there for 30 days and it can be restored until then."
 

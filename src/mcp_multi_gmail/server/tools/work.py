@@ -8,10 +8,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from ..mail import labels, pass_
-from ..mail.labels import MAX_THREADS
-from ..mail.results import FlagsResult, LabelChange, PassResult, ThreadLabelChange
-from ..runtime import Runtime
+from ...mail import labels, pass_
+from ...mail.labels import MAX_THREADS
+from ...mail.results import FlagsResult, LabelChange, PassResult, ThreadLabelChange
+from ...runtime import Runtime
 from .arguments import MAX_LABEL, MAX_TOKEN, Count, Identifier, Identifiers, OptionalFlag
 from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors, within_deadline
 

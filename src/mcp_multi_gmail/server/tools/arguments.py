@@ -20,7 +20,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field, Strict, ValidationError
 from pydantic_core import PydanticCustomError
 
-from ..errors import MailError
+from ...errors import MailError
 
 MAX_ACCOUNT = 200  # account short names (and "all")
 MAX_NAME = 200  # signature names

@@ -15,17 +15,17 @@ from mcp.server.mcpserver.resources import TextResource
 from mcp.types import CallToolResult, InputRequiredResult, TextContent
 from pydantic import ValidationError
 
-from . import __version__
-from .errors import MailError
+from .. import __version__
+from ..errors import MailError
+from ..runtime import Runtime
 from .instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI, build_instructions
-from .runtime import Runtime
 from .tools.arguments import invalid_arguments
 from .tools.common import compact_json, error_result
 
 logger = logging.getLogger("mcp_multi_gmail")
 
 SERVER_NAME = "mcp-multi-gmail"
-PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
+PROJECT_DIR = Path(__file__).resolve().parents[3]
 
 
 # (resource URI, file name, title, description) of the three Czech guides for the assistant.
@@ -104,7 +104,7 @@ async def _logouts_finish(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:
     try:
         yield {}
     finally:
-        from .gmail.imap import finish_logouts
+        from ..gmail.imap import finish_logouts
 
         await finish_logouts()
 

@@ -8,10 +8,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from ..mail import read
-from ..mail.inputs import BODIES_CHOICES
-from ..mail.results import AttachmentResult, LabelsResult, MessageResult, SearchResult, ThreadResult
-from ..runtime import Runtime
+from ...mail import read
+from ...mail.inputs import BODIES_CHOICES
+from ...mail.results import AttachmentResult, LabelsResult, MessageResult, SearchResult, ThreadResult
+from ...runtime import Runtime
 from .arguments import MAX_ID, MAX_QUERY, MAX_TOKEN, Count, Flag
 from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors, within_deadline
 

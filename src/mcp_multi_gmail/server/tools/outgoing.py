@@ -8,10 +8,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from ..mail import drafts, send, trash
-from ..mail.outgoing import Request
-from ..mail.results import DraftResult, DraftsResult, SendResult, TrashResult
-from ..runtime import Runtime
+from ...mail import drafts, send, trash
+from ...mail.results import DraftResult, DraftsResult, SendResult, TrashResult
+from ...request import Request
+from ...runtime import Runtime
 from .arguments import (
     MAX_ADDRESS,
     MAX_BODY,

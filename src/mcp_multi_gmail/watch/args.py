@@ -1,4 +1,4 @@
-"""The watcher's start-up checks (digest §10.1): every problem at once, in one Czech line.
+"""The watcher's start-up checks: every problem at once, in one Czech line.
 
 The assistant reads the line only when the exit code says "bad start" (6), so it has to name
 everything to fix in one go rather than one problem per restart.
@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from .config import MIN_INTERVAL_MS, Config, ConfigError, load_config, parse_duration_ms, parse_hours
-from .errors import MailError
-from .gmail.endpoint import Endpoint, EndpointError, resolve_endpoint
-from .layout import AddonLayout
-from .mail.inputs import since as parse_since
+from ..config import MIN_INTERVAL_MS, Config, ConfigError, load_config, parse_duration_ms, parse_hours
+from ..errors import MailError
+from ..gmail.endpoint import Endpoint, EndpointError, resolve_endpoint
+from ..layout import AddonLayout
+from ..mail.inputs import since as parse_since
 
 DEFAULT_INTERVAL_MS = 5 * 60_000
 # Ends before Claude Code's 2 h limit for background commands, so the end reads as "restart".
@@ -99,6 +99,20 @@ def read_watch_argv(argv: Sequence[str]) -> WatchArgv:
 
 
 @dataclass(frozen=True)
+class WatchArgs:
+    """What the watcher is started with, before any check: the command line's values as given."""
+
+    config_path: Path | None  # None: the command line named no usable file (already one of `problems`)
+    since: Sequence[str]
+    interval: str | None
+    max_time: str | None
+    hours: str | None
+    layout: AddonLayout | None
+    environ: Mapping[str, str]
+    problems: Sequence[str] = ()  # Czech, found on the command line already
+
+
+@dataclass(frozen=True)
 class WatchPlan:
     config: Config
     endpoint: Endpoint
@@ -149,29 +163,17 @@ def _duration(label: str, text: str | None, default_ms: int, minimum_ms: int, hi
     return value / 1000
 
 
-def plan_watch(
-    *,
-    config_path: Path | None,
-    since: Sequence[str],
-    interval: str | None,
-    max_time: str | None,
-    hours: str | None,
-    layout: AddonLayout | None,
-    environ: Mapping[str, str],
-    problems: Sequence[str] = (),
-) -> WatchPlan:
-    """Check everything the watcher is started with; raise WatchArgsError listing every problem.
-
-    `problems` are those already found on the command line; `config_path` None means it named no
-    usable file (already one of `problems`)."""
-    problems = list(problems)
+def plan_watch(args: WatchArgs) -> WatchPlan:
+    """Check everything the watcher is started with; raise WatchArgsError listing every problem."""
+    config_path, since, hours, environ = args.config_path, args.since, args.hours, args.environ
+    problems = list(args.problems)
     config: Config | None = None
     endpoint: Endpoint | None = None
     if config_path is None and not problems:
         problems.append("chybí cesta k souboru s nastavením")
     if config_path is not None:
         try:
-            config = load_config(config_path, layout=layout, environ=environ)
+            config = load_config(config_path, layout=args.layout, environ=environ)
         except ConfigError as error:
             problems.append(one_line(str(error)))
     try:
@@ -198,10 +200,10 @@ def plan_watch(
 
     config_interval = config.watch_interval_ms if config is not None else None
     interval_s = _duration(
-        "--interval", interval, config_interval or DEFAULT_INTERVAL_MS, MIN_INTERVAL_MS,
+        "--interval", args.interval, config_interval or DEFAULT_INTERVAL_MS, MIN_INTERVAL_MS,
         "čeká se třeba 5m, nejméně 1m", problems,
     )  # fmt: skip
-    max_s = _duration("--max", max_time, DEFAULT_MAX_MS, 1, "čeká se doba delší než nula, třeba 115m", problems)
+    max_s = _duration("--max", args.max_time, DEFAULT_MAX_MS, 1, "čeká se doba delší než nula, třeba 115m", problems)
     window = config.watch_hours if config is not None else None
     if hours is not None:
         window = parse_hours(hours)

@@ -17,7 +17,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from .config import Account, Config
+from ..config import Account, Config
 
 GUIDE_URI = "guide://mcp-multi-gmail/pro-asistenta"
 SETUP_URI = "guide://mcp-multi-gmail/nastaveni"

@@ -1,35 +1,32 @@
-"""The demo: the embedded Gmail emulator with sample mailboxes, wired to the real server.
+"""The demo's setting: the embedded Gmail emulator with the sample mailboxes and their configuration.
 
-This is the only module that brings the emulator (`gmail_emulator`, a development dependency)
-and the server together. `serve_demo()` serves MCP over stdio against the sample mailboxes
-(`mcp-multi-gmail --demo`); `tour()` is a guided tour for a person at a terminal
-(`mcp-multi-gmail demo`, see `demo_tour`). Both import the emulator lazily: an installation
+The emulator (`gmail_emulator`) is a development dependency, imported lazily: an installation
 without the dev group (`--no-dev`, Miládka's add-on) gets a clear Czech message and exit 1.
+`serve` (`mcp-multi-gmail --demo`) and `tour` (`mcp-multi-gmail demo`) build on this module;
+it imports neither.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
-import signal
 import socket
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gmail_emulator import GmailEmulator
 
-# The sample mailboxes of the demo seed (packages/gmail-emulator/src/gmail_emulator/seeds/demo/README.md).
+# How the demo configures each sample mailbox of the emulator's demo seed (its seeds/demo/README.md),
+# by address. The addresses, passwords and order of the mailboxes are the seed's own.
 CLASSIFICATIONS = {
     "Asistent/akce": "the user has to do something",
     "Asistent/čeká": "waiting for someone else",
@@ -37,20 +34,16 @@ CLASSIFICATIONS = {
     "Asistent/hoří": "urgent",
 }
 ALLOWED_RECIPIENTS = ["@example.cz", "@example.com", "@example.org", "@partner.example"]
-DEMO_ACCOUNTS: list[dict[str, Any]] = [
-    {
+DEMO_SETTINGS: dict[str, dict[str, Any]] = {
+    "jana.novakova@example.cz": {
         "name": "osobni",
-        "address": "jana.novakova@example.cz",
-        "password": "demoosobniheslox",
         "processed_label": "Asistent",
         "classification_labels": CLASSIFICATIONS,
         "can_send": True,
         "allowed_recipients": ALLOWED_RECIPIENTS,
     },
-    {
+    "tym@example.com": {
         "name": "tym",
-        "address": "tym@example.com",
-        "password": "demotymovaschran",
         "shared": True,
         "work_scope": "inbox",
         "processed_label": "Miladka/zpracovano",
@@ -58,16 +51,14 @@ DEMO_ACCOUNTS: list[dict[str, Any]] = [
         "assignment_labels": ["Anna", "Beda", "Cyril"],
         "my_label": "Anna",
     },
-    {
+    "upozorneni@example.com": {
         "name": "automaty",
-        "address": "upozorneni@example.com",
-        "password": "demoupozorneniab",
         "work_scope": "inbox",
         "unread_only": True,
         "processed_label": None,
         "classification_labels": {},
     },
-]
+}
 
 MISSING_DEV = (
     "chyba: ukázka potřebuje vývojové balíčky (chybí modul {module}). "
@@ -75,14 +66,9 @@ MISSING_DEV = (
     "(uv doinstaluje skupinu dev); instalace bez vývojových balíčků (--no-dev, doplněk Miládky) "
     "ukázku nemá."
 )
-SERVE_NOTICE = (
-    "mcp-multi-gmail --demo: toto je ukázka na vymyšlených schránkách (osobni, tym, automaty) "
-    "ve vestavěném emulátoru Gmailu na tomto počítači. Žádný účet Google se nepoužívá a nic "
-    "neodchází ven; změny zmizí po ukončení."
-)
 
 
-def _stderr(line: str) -> None:
+def stderr_line(line: str) -> None:
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
 
@@ -95,7 +81,7 @@ def emulator_class() -> type[GmailEmulator] | None:
 
         from gmail_emulator import GmailEmulator
     except ImportError as error:
-        _stderr(MISSING_DEV.format(module=error.name or "gmail_emulator"))
+        stderr_line(MISSING_DEV.format(module=error.name or "gmail_emulator"))
         return None
     return GmailEmulator
 
@@ -104,8 +90,17 @@ def demo_seed() -> Path:
     return Path(str(files("gmail_emulator.seeds") / "demo" / "seed.json"))
 
 
+def demo_accounts() -> list[dict[str, Any]]:
+    """The configuration entries of the seed's mailboxes: address and password as the seed has them."""
+    seed = json.loads(demo_seed().read_text(encoding="utf-8"))
+    return [
+        {"address": mailbox["address"], "password": mailbox["password"], **DEMO_SETTINGS[mailbox["address"]]}
+        for mailbox in seed["accounts"]
+    ]
+
+
 def demo_config(download_dir: Path) -> dict[str, Any]:
-    return {"accounts": DEMO_ACCOUNTS, "download_dir": str(download_dir)}
+    return {"accounts": demo_accounts(), "download_dir": str(download_dir)}
 
 
 def write_demo_config(folder: Path) -> Path:
@@ -127,7 +122,7 @@ class DemoSetup:
 
     def env(self) -> dict[str, str]:
         """MG_GMAIL_ENDPOINT and MG_GMAIL_CA_FILE pointing at the emulator."""
-        from .gmail.endpoint import loopback_environ
+        from ..gmail.endpoint import loopback_environ
 
         return loopback_environ(**self.emulator.env())
 
@@ -198,73 +193,3 @@ def running_demo(emulator_cls: type[GmailEmulator]) -> Iterator[DemoSetup]:
     """Start the emulator (seeded) and write the demo configuration, all in one temporary folder."""
     with demo_folder() as folder, emulator_cls(workdir=folder / "emulator", seed=demo_seed()) as emulator:
         yield DemoSetup(emulator=emulator, folder=folder, config_path=write_demo_config(folder))
-
-
-class DemoStopped(KeyboardInterrupt):
-    """A stop signal, raised where the main thread is so that every `with` unwinds (a KeyboardInterrupt,
-    so asyncio lets it through as it does Ctrl-C)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _stop_on(signum: int, frame: FrameType | None) -> None:
-    raise DemoStopped(signum)
-
-
-def stop_on_signals() -> None:
-    """SIGTERM (what some MCP clients send on exit), SIGHUP (a closed terminal) and SIGINT end the demo
-    through its cleanup, not around it."""
-    for name in ("SIGTERM", "SIGHUP", "SIGINT"):
-        number = getattr(signal, name, None)
-        if number is not None:
-            signal.signal(number, _stop_on)
-
-
-def serve_demo() -> int:
-    """`mcp-multi-gmail --demo`: the MCP server over stdio against the sample mailboxes."""
-    # stdout is the protocol: every diagnostic (ours, the emulator's, the SDK's) goes to stderr.
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    emulator_cls = emulator_class()
-    if emulator_cls is None:
-        return 1
-
-    from .config import ConfigError, load_config
-    from .gmail.endpoint import EndpointError, resolve_endpoint
-    from .runtime import Runtime
-    from .server import build_server
-
-    stop_on_signals()
-    try:
-        with running_demo(emulator_cls) as setup:
-            environ: Mapping[str, str] = {**os.environ, **setup.env()}
-            try:
-                config = load_config(setup.config_path, layout=None, environ=environ)
-                endpoint = resolve_endpoint(setup.env())
-            except (ConfigError, EndpointError) as error:  # pragma: no cover - the demo config is fixed
-                _stderr(str(error))
-                return 1
-            # The demo's send journal lives and dies with its temporary folder.
-            runtime = Runtime(
-                config=config, endpoint=endpoint, layout=None, environ=dict(environ), state_dir=setup.folder
-            )
-            server = build_server(runtime)
-            _stderr(SERVE_NOTICE)
-            server.run()
-    except DemoStopped as stop:
-        # The folder is gone. The transport's stdin reader may still block in a worker thread, and
-        # the interpreter would wait for it at exit: leave at once with the signal's exit status.
-        sys.stderr.flush()
-        os._exit(128 + stop.signum)
-    return 0
-
-
-def tour(lang: str | None) -> int:
-    """`mcp-multi-gmail demo [--lang cs|en]`: a guided tour for a person at a terminal."""
-    emulator_cls = emulator_class()
-    if emulator_cls is None:
-        return 1
-    from .demo_tour import pick_language, run_tour
-
-    return run_tour(emulator_cls, pick_language(lang, os.environ))

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from .config import Config
-from .errors import MailError
-from .gmail.endpoint import Endpoint
-from .gmail.imap import open_session
-from .mail.window import scan_window
+from ..config import Config
+from ..errors import MailError
+from ..gmail.endpoint import Endpoint
+from ..gmail.imap import open_session
+from ..gmail.special_folders import SpecialFolders
+from ..mail.window import scan_window
 
 # mailbox name, boundary → keys of the work messages in its window (raises MailError)
 Check = Callable[[str, datetime], set[str]]
@@ -17,12 +18,13 @@ Check = Callable[[str, datetime], set[str]]
 
 def imap_check(config: Config, endpoint: Endpoint) -> Check:
     """The real check: one IMAP session per mailbox and round, the pass's own window scan."""
+    folders = SpecialFolders()  # looked up once per mailbox for the watcher's whole run
 
     def check(name: str, since: datetime) -> set[str]:
         account = config.account(name)
         if account is None:  # plan_watch only lets configured names through
             raise MailError("account_unknown", f'No mailbox named "{name}".')
-        with open_session(account.name, account.address, account.password, endpoint) as session:
+        with open_session(account.name, account.address, account.password, endpoint, folders) as session:
             return scan_window(session, account, since).work_keys()
 
     return check

@@ -12,12 +12,12 @@ import anyio
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from .. import deadline
-from ..errors import MailError
+from ... import deadline
+from ...errors import MailError
 from .arguments import MAX_ACCOUNT
 
 if TYPE_CHECKING:
-    from ..runtime import Runtime
+    from ...runtime import Runtime
 
 logger = logging.getLogger("mcp_multi_gmail")
 

@@ -16,171 +16,22 @@ import time
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
-from .layout import project_dir
+from ..layout import project_dir
+from .setup import DemoSetup, emulator_class, running_demo
+from .tour_text import PLURALS, TEXT, Lang
 
 if TYPE_CHECKING:
     from mcp import Client
 
     from gmail_emulator import GmailEmulator
 
-    from .demo import DemoSetup
-
-Lang = Literal["cs", "en"]
 PASS_DAYS = 5
 SEARCH_QUERY = "newer_than:2d"
 SHOWN_SEARCH_HITS = 5
 SUBJECT_WIDTH = 44
 TOUR_TIMEOUT = 180
-
-TEXT: dict[Lang, dict[str, str]] = {
-    "cs": {
-        "title": "mcp-multi-gmail – prohlídka na ukázkových schránkách",
-        "intro": (
-            "Vestavěný emulátor Gmailu běží jen na tomto počítači (žádný účet Google, nic neodchází ven).\n"
-            "Server mcp-multi-gmail běží jako samostatný proces a prohlídka s ním mluví přes MCP,\n"
-            "stejně jako Claude Code. Server nabízí {tools} nástrojů."
-        ),
-        "step1": "1) Schránky – mg_list_accounts (verify: true)",
-        "processed": "zpracované: štítek „{label}“",
-        "no_processed": "bez štítku zpracovaného",
-        "classes": "{labels}",
-        "can_send": "smí odesílat",
-        "shared": "sdílená",
-        "inbox": "jen Doručená pošta",
-        "unread": "jen nepřečtené",
-        "mine": "moje přiřazení: {label}",
-        "verified": "Přihlášení ověřeno: IMAP u všech {n} schránek, SMTP u {smtp}.",
-        "smtp_port": "{account} (port {port})",
-        "nobody": "žádné",
-        "step2": "2) Průchod – mg_next_pass (osobni, since {since}, tedy před {days} dny)",
-        "threads_found": "{threads} s novou prací:",
-        "new_of": "nové {new} z {total}",
-        "new_only": "nové {new}",
-        "sent": "odesláno",
-        "outgoing": "Čekající odchozí pošta: koncepty {drafts}, naplánované {scheduled} – to není práce, jen se hlásí.",
-        "window_open": "window_clear: false – v okně zbývá nezpracovaná pošta, hranice zůstává na místě.",
-        "step3": "3) Celé vlákno – mg_get_thread („{subject}“)",
-        "more_than_shown": (
-            "Průchod ukázal {new}, vlákno jich má {total} – víc zpráv, než průchod ukázal,\n"
-            "proto ho asistent čte celé (kontext, zařazení „{classes}“ je na starších zprávách)."
-        ),
-        "participants": "Účastníci: {names}",
-        "thread_state": "Zpracovaných {done}, nezpracovaná {new}: {who}, {ago}.",
-        "step4": "4) Označit jako zpracované – mg_label_message (štítek „{label}“, {messages}, se since)",
-        "labelled": "Změněno {changed}, už označeno {already}, selhalo {failed}.",
-        "window_clear": "Okno podle nového průchodu: window_clear: true – hranici lze posunout na {at}.",
-        "step5": "5) Průchod znovu – mg_next_pass (osobni, stejná hranice)",
-        "empty": (
-            "{threads} s prací, window_clear: true. Koncepty ({drafts}) a naplánované ({scheduled}) se dál jen hlásí."
-        ),
-        "moved": "Asistent si teď posune hranici na searched_at ({at}) a příště čte jen novou poštu.",
-        "step6": '6) Hledání ve všech schránkách – mg_search_threads (account: "all", {query})',
-        "search_total": "{threads}: {per} (odpověděly: {searched})",
-        "search_more": "… a dalších {n}",
-        "search_note": "Hledání slouží na „najdi tohle“; novou poštu zpracovává mg_next_pass.",
-        "to_process": "nezpracované {n}",
-        "done": "Hotovo, prohlídka trvala {seconds} s.",
-        "claude": "Vyzkoušejte server v Claude Code (ukázkové schránky, bez Googlu):",
-        "readme": (
-            "Skutečné schránky nastavíte podle README.md (oddíl Nastavení); "
-            "průvodce pro asistenta je v docs/pro-asistenta.md."
-        ),
-        "failed": "chyba: prohlídka selhala v kroku {step}: {reason}",
-        "failed_start": "chyba: prohlídka selhala: {reason}",
-        "server_said": "Server na stderr napsal:",
-        "tool_error": "nástroj {tool} vrátil chybu: {text}",
-        "unexpected": "nečekaný výsledek: {what}",
-        "minutes": "před {n} min",
-        "hours": "před {n} h",
-        "days": "před {n} dny",
-        "future": "naplánováno",
-        "repo_path": "<cesta k repozitáři>",
-        "interrupted": "Prohlídka přerušena.",
-    },
-    "en": {
-        "title": "mcp-multi-gmail – a tour of the sample mailboxes",
-        "intro": (
-            "The embedded Gmail emulator runs only on this computer (no Google account, nothing leaves it).\n"
-            "The mcp-multi-gmail server runs as a separate process and this tour talks to it over MCP,\n"
-            "just like Claude Code. The server offers {tools} tools."
-        ),
-        "step1": "1) Mailboxes – mg_list_accounts (verify: true)",
-        "processed": 'processed: label "{label}"',
-        "no_processed": "no processed label",
-        "classes": "{labels}",
-        "can_send": "may send",
-        "shared": "shared",
-        "inbox": "inbox only",
-        "unread": "unread only",
-        "mine": "my assignment: {label}",
-        "verified": "Logins verified: IMAP for all {n} mailboxes, SMTP for {smtp}.",
-        "smtp_port": "{account} (port {port})",
-        "nobody": "none",
-        "step2": "2) The pass – mg_next_pass (osobni, since {since}, i.e. {days} days ago)",
-        "threads_found": "{threads} with new work:",
-        "new_of": "{new} new of {total}",
-        "new_only": "{new} new",
-        "sent": "sent",
-        "outgoing": "Pending outgoing mail: {drafts} draft(s), {scheduled} scheduled – not work, only reported.",
-        "window_open": "window_clear: false – unprocessed mail is left in the window, the boundary stays put.",
-        "step3": '3) The whole thread – mg_get_thread ("{subject}")',
-        "more_than_shown": (
-            "The pass showed {new}, the thread has {total} – more messages than shown,\n"
-            'so the assistant reads it whole (context; the classification "{classes}" sits on older messages).'
-        ),
-        "participants": "Participants: {names}",
-        "thread_state": "Processed {done}, unprocessed {new}: {who}, {ago}.",
-        "step4": '4) Mark as processed – mg_label_message (label "{label}", {messages}, with since)',
-        "labelled": "Changed {changed}, already labelled {already}, failed {failed}.",
-        "window_clear": "The window as a new pass sees it: window_clear: true – the boundary may move to {at}.",
-        "step5": "5) The pass again – mg_next_pass (osobni, same boundary)",
-        "empty": (
-            "{threads} with work, window_clear: true. "
-            "Drafts ({drafts}) and scheduled ({scheduled}) are still only reported."
-        ),
-        "moved": "The assistant now moves the boundary to searched_at ({at}) and next time reads only new mail.",
-        "step6": '6) Search across every mailbox – mg_search_threads (account: "all", {query})',
-        "search_total": "{threads}: {per} (answered: {searched})",
-        "search_more": "… and {n} more",
-        "search_note": 'Search is for "find this"; new mail is worked through with mg_next_pass.',
-        "to_process": "{n} unprocessed",
-        "done": "Done, the tour took {seconds} s.",
-        "claude": "Try the server in Claude Code (sample mailboxes, no Google):",
-        "readme": (
-            "Set up real mailboxes as README.en.md describes (Configuration); "
-            "the assistant's guide is docs/pro-asistenta.md."
-        ),
-        "failed": "error: the tour failed in step {step}: {reason}",
-        "failed_start": "error: the tour failed: {reason}",
-        "server_said": "The server wrote on stderr:",
-        "tool_error": "tool {tool} returned an error: {text}",
-        "unexpected": "unexpected result: {what}",
-        "minutes": "{n} min ago",
-        "hours": "{n} h ago",
-        "days": "{n} days ago",
-        "future": "scheduled",
-        "repo_path": "<path to the repository>",
-        "interrupted": "Tour interrupted.",
-    },
-}
-
-
-PLURALS: dict[Lang, dict[str, tuple[str, str, str]]] = {
-    "cs": {
-        "thread": ("vlákno", "vlákna", "vláken"),
-        "message": ("zpráva", "zprávy", "zpráv"),
-        "new": ("novou zprávu", "nové zprávy", "nových zpráv"),
-        "label": ("třídicí štítek", "třídicí štítky", "třídicích štítků"),
-    },
-    "en": {
-        "thread": ("thread", "threads", "threads"),
-        "message": ("message", "messages", "messages"),
-        "new": ("new message", "new messages", "new messages"),
-        "label": ("classification label", "classification labels", "classification labels"),
-    },
-}
 
 
 def pick_language(lang: str | None, environ: Mapping[str, str]) -> Lang:
@@ -521,8 +372,6 @@ def _report(tour: Tour, failure: str, server_lines: list[str]) -> None:
 
 
 def run_tour(emulator_cls: type[GmailEmulator], lang: Lang, out: IO[str] | None = None) -> int:
-    from .demo import running_demo
-
     stream = out if out is not None else sys.stdout
     if isinstance(stream, io.TextIOWrapper):
         stream.reconfigure(errors="replace")
@@ -545,3 +394,11 @@ def run_tour(emulator_cls: type[GmailEmulator], lang: Lang, out: IO[str] | None 
         return 1
     tour.finish(time.monotonic() - started)
     return 0
+
+
+def tour(lang: str | None) -> int:
+    """`mcp-multi-gmail demo [--lang cs|en]`: a guided tour for a person at a terminal."""
+    emulator_cls = emulator_class()
+    if emulator_cls is None:
+        return 1
+    return run_tour(emulator_cls, pick_language(lang, os.environ))

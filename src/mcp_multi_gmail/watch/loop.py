@@ -1,4 +1,4 @@
-"""The `--wait` watcher (digest §10): ends — and so wakes the assistant — when new mail arrives.
+"""The `--wait` watcher (README.en.md, "The mail watcher"): ends — and so wakes the assistant — when new mail arrives.
 
 An empty check costs the assistant nothing, unlike a pass. The exit code is the message (0 new
 mail, 3 replaced or orphaned, 4 restart me, 5 the user must fix something, 6 bad start); the
@@ -17,17 +17,17 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .errors import MailError
-from .layout import AddonLayout, project_dir
-from .watch_args import WatchArgsError, WatchPlan, one_line, plan_watch
-from .watch_check import Check, imap_check
-from .watch_idle import start_idlers, stop_idlers
-from .watch_state import KNOWN_FILE, OWNER_FILE, load_known, new_token, owns_claim, save_known, write_claim
+from ..errors import MailError
+from ..layout import project_dir
+from .args import WatchArgs, WatchArgsError, WatchPlan, one_line, plan_watch
+from .check import Check, imap_check
+from .idle import start_idlers, stop_idlers
+from .state import KNOWN_FILE, OWNER_FILE, load_known, new_token, owns_claim, save_known, write_claim
 
 EXIT_NEW_MAIL = 0
 EXIT_REPLACED = 3
@@ -90,7 +90,7 @@ class _Result:
 
 
 class Watcher:
-    """The loop of digest §10.2; every outside effect (time, sleep, Gmail, parent pid) is injectable."""
+    """The polling loop; every outside effect (time, sleep, Gmail, parent pid) is injectable."""
 
     def __init__(
         self,
@@ -305,34 +305,14 @@ def _describe(plan: WatchPlan, state_dir: Path) -> str:
     )
 
 
-def run_watcher(
-    *,
-    config_path: Path | None,
-    since: Sequence[str],
-    interval: str | None,
-    max_time: str | None,
-    hours: str | None,
-    layout: AddonLayout | None,
-    environ: Mapping[str, str],
-    state_dir: Path | None = None,
-    problems: Sequence[str] = (),
-) -> int:
+def run_watcher(args: WatchArgs, *, state_dir: Path | None = None) -> int:
     """Check the arguments, watch, print the one line and return the exit code."""
     try:
-        plan = plan_watch(
-            config_path=config_path,
-            since=since,
-            interval=interval,
-            max_time=max_time,
-            hours=hours,
-            layout=layout,
-            environ=environ,
-            problems=problems,
-        )
+        plan = plan_watch(args)
     except WatchArgsError as error:
         _emit(error.line)
         return EXIT_BAD_START
-    directory = state_dir if state_dir is not None else _state_dir(environ)
+    directory = state_dir if state_dir is not None else _state_dir(args.environ)
     if plan.endpoint.overridden:
         stderr_log(f"místo Gmailu se připojuji k {plan.endpoint.imap_host}:{plan.endpoint.imap_port} (jen pro testy)")
     if plan.dropped:

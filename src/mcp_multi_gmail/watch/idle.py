@@ -11,10 +11,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
-from .config import Config
-from .errors import MailError
-from .gmail.endpoint import Endpoint
-from .gmail.imap import ALL_MAIL, open_session
+from ..config import Config
+from ..errors import MailError
+from ..gmail.endpoint import Endpoint
+from ..gmail.imap import ALL_MAIL, open_session
 
 # Gmail ends an IDLE after about 30 minutes and RFC 2177 asks clients to re-issue it within 29.
 REISSUE_S = 25 * 60.0

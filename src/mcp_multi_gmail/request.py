@@ -1,0 +1,48 @@
+"""The outgoing request: one value from the draft and send tools through policy to SMTP.
+
+`Request` is what the tool was asked to write; `Prepared` is the same request once policy passed
+it, with what was resolved for it (sender, signature, the files read). Composition, the
+content-derived Message-ID and the result all read these values; no layer copies their fields.
+A bottom module: it imports nothing of the project at run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .config.resolved import Signature
+
+
+@dataclass(frozen=True)
+class Request:
+    """The arguments of mg_save_draft / mg_send_message."""
+
+    to: list[str]
+    cc: list[str]
+    bcc: list[str]
+    subject: str | None  # None when replying: "Re: " + the answered message's subject
+    body: str
+    html_body: str | None
+    in_reply_to: str | None
+    references: list[str]
+    quote_original: bool
+    signature: str | bool | None  # a name, False for none, None for the default
+    from_alias: str | None
+    attachments: list[str]  # paths as given
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A request that passed every check, with its files read."""
+
+    request: Request
+    sender: tuple[str, str | None]  # From address and display name
+    signature: Signature | None
+    files: list[tuple[str, bytes, str]]  # (filename, content, MIME type)
+    in_reply_to: str | None  # bare
+
+    @property
+    def recipients(self) -> list[str]:
+        return [*self.request.to, *self.request.cc, *self.request.bcc]
