@@ -1,4 +1,5 @@
-"""Gmail semantics of IMAP actions (gmail-imap.md §1.8, §4.4), shared by IMAP, SMTP and the controller.
+"""Gmail semantics of IMAP actions, shared by IMAP, SMTP and the controller (BEHAVIOURS.md;
+https://developers.google.com/gmail/imap/imap-extensions).
 
 Folders are views over labels: COPY adds a label, MOVE swaps labels, Trash and Spam are a
 message's location, EXPUNGE removes the folder's label (or deletes for good in Trash, Spam and

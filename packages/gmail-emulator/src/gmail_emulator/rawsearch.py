@@ -1,4 +1,5 @@
-"""Gmail's X-GM-RAW query language (the subset in gmail-imap.md §4.6): parser and evaluator.
+"""Gmail's X-GM-RAW query language, parser and evaluator: the subset listed in BEHAVIOURS.md, with the
+operators of https://support.google.com/mail/answer/7190.
 
 Grammar (only upper-case ``OR`` / ``AND`` / ``NOT`` are operators)::
 
