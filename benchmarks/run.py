@@ -416,7 +416,7 @@ class Bench:
 
         await self.pair(
             "c4",
-            "the same 10 bodies in one call (ours: mg_get_thread bodies=\"all\"; peer: 1 call, 10 ids)",
+            'the same 10 bodies in one call (ours: mg_get_thread bodies="all"; peer: 1 call, 10 ids)',
             latency_ms,
             ours_thread_bodies,
             peer_bodies(a, a.thread_ids),
@@ -707,6 +707,7 @@ def evaluate(rows: list[Row], latencies: list[int]) -> list[dict[str, Any]]:
         )
 
     ratio_target("a", 0.5, "search + 20 results ≤ 0.5× the peer")
+
     def commands_of(key: str) -> str:
         return by_latency(key, lambda r: r.ours.commands, "d")
 

@@ -30,9 +30,7 @@ def make_vault(tmp_path: Path, kind: str, *, version: str | None = "file") -> Pa
     return project
 
 
-@pytest.mark.parametrize(
-    ("kind", "download"), [(".doplnky", "vstupy/prilohy"), (".addons", "inbox/attachments")]
-)
+@pytest.mark.parametrize(("kind", "download"), [(".doplnky", "vstupy/prilohy"), (".addons", "inbox/attachments")])
 def test_detect_layout_and_defaults(tmp_path: Path, kind: str, download: str) -> None:
     project = make_vault(tmp_path, kind)
     found = detect_layout(project)

@@ -273,12 +273,8 @@ def test_resolve_sender(from_alias: str | None, expected: tuple[str, str | None]
     ],
     ids=["unknown", "suffix-of-alias", "none-configured", "control-chars-escaped"],
 )
-def test_resolve_sender_refused(
-    aliases: list[tuple[str, str | None]], from_alias: str, fragments: list[str]
-) -> None:
-    err = refused(
-        lambda: resolve_sender("work", "me@firm.example", aliases, from_alias), "send_forbidden", *fragments
-    )
+def test_resolve_sender_refused(aliases: list[tuple[str, str | None]], from_alias: str, fragments: list[str]) -> None:
+    err = refused(lambda: resolve_sender("work", "me@firm.example", aliases, from_alias), "send_forbidden", *fragments)
     assert "\r" not in err.message
 
 
@@ -387,9 +383,7 @@ def test_attachments_filename_is_real_basename(tree: Path) -> None:
 
 
 def test_attachments_several_in_order(tree: Path) -> None:
-    got = resolve_attachments(
-        [str(tree / "mail/sub/notes.txt"), str(tree / "mail/report.pdf")], [tree / "mail"]
-    )
+    got = resolve_attachments([str(tree / "mail/sub/notes.txt"), str(tree / "mail/report.pdf")], [tree / "mail"])
     assert [a.filename for a in got] == ["notes.txt", "report.pdf"]
 
 
@@ -431,12 +425,8 @@ def test_attachments_root_dir_allows_everything_outside_pseudo_fs(tree: Path) ->
         "file-used-as-dir",
     ],
 )
-def test_attachments_refused(
-    tree: Path, given: str, dirs: list[str], code: str, fragments: list[str]
-) -> None:
-    err = refused(
-        lambda: resolve_attachments([str(tree / given)], [tree / d for d in dirs]), code, *fragments
-    )
+def test_attachments_refused(tree: Path, given: str, dirs: list[str], code: str, fragments: list[str]) -> None:
+    err = refused(lambda: resolve_attachments([str(tree / given)], [tree / d for d in dirs]), code, *fragments)
     assert "enable" not in err.message.lower() and "add the folder" not in err.message.lower()
 
 
@@ -451,9 +441,7 @@ def test_attachments_outside_names_allowed_dirs(tree: Path) -> None:
 
 def test_attachments_one_bad_path_refuses_all(tree: Path) -> None:
     refused(
-        lambda: resolve_attachments(
-            [str(tree / "mail/report.pdf"), str(tree / "outside/secret.txt")], [tree / "mail"]
-        ),
+        lambda: resolve_attachments([str(tree / "mail/report.pdf"), str(tree / "outside/secret.txt")], [tree / "mail"]),
         "send_forbidden",
         "secret.txt",
     )
@@ -481,9 +469,7 @@ def test_attachments_system_files(tree: Path, given: str, dirs: list[str], code:
 
 def test_attachments_symlink_to_proc_refused_even_with_root_allowed(tree: Path) -> None:
     (tree / "mail/env").symlink_to("/proc/self/environ")
-    refused(
-        lambda: resolve_attachments([str(tree / "mail/env")], [Path("/")]), "invalid_input", "system file"
-    )
+    refused(lambda: resolve_attachments([str(tree / "mail/env")], [Path("/")]), "invalid_input", "system file")
 
 
 @pytest.mark.parametrize("dirs", [[], ()], ids=["empty-list", "empty-tuple"])
@@ -525,9 +511,7 @@ def test_attachments_relative_allowed_dir_never_counts(tree: Path, monkeypatch: 
     )
 
 
-@pytest.mark.parametrize(
-    "name", ["evil\nname.txt", "bell\x07.txt", "a\u2028b.txt"], ids=["lf", "bel", "u2028"]
-)
+@pytest.mark.parametrize("name", ["evil\nname.txt", "bell\x07.txt", "a\u2028b.txt"], ids=["lf", "bel", "u2028"])
 def test_attachments_real_filename_must_be_header_safe(tree: Path, name: str) -> None:
     # The caller's path is clean; the symlink's target name is not.
     (tree / "mail" / name).write_text("x")
@@ -673,9 +657,7 @@ def test_thread_label_refuses_processed_in_other_case() -> None:
     ids=["cyrillic-a", "cyrillic-a-acute", "zero-width", "fullwidth-letter", "fullwidth-slash"],
 )
 def test_thread_label_refuses_look_alikes(label: str) -> None:
-    refused(
-        lambda: check_thread_label("work", label, PROCESSED, CLASSES), "label_forbidden", "not configured"
-    )
+    refused(lambda: check_thread_label("work", label, PROCESSED, CLASSES), "label_forbidden", "not configured")
 
 
 def test_message_label_refuses_look_alike_of_processed() -> None:
@@ -714,9 +696,7 @@ def test_label_refusal_lists_what_the_tool_takes(
 
 
 def test_message_label_with_labelling_off_refuses_former_processed_name() -> None:
-    refused(
-        lambda: check_message_label("work", "processed", None, {}), "label_forbidden", "(none configured)"
-    )
+    refused(lambda: check_message_label("work", "processed", None, {}), "label_forbidden", "(none configured)")
 
 
 # --- flags ---------------------------------------------------------------------------------
@@ -739,9 +719,7 @@ def test_check_flags_none_asked() -> None:
     refused(lambda: check_flags(None, None, None), "invalid_input", "No flag was asked for", "seen, flagged")
 
 
-@pytest.mark.parametrize(
-    ("name", "flag"), [("seen", "\\Seen"), ("flagged", "\\Flagged"), ("answered", "\\Answered")]
-)
+@pytest.mark.parametrize(("name", "flag"), [("seen", "\\Seen"), ("flagged", "\\Flagged"), ("answered", "\\Answered")])
 def test_imap_flag(name: str, flag: str) -> None:
     assert name in ALLOWED_FLAGS
     assert imap_flag(name) == flag

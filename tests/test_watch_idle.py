@@ -110,6 +110,7 @@ def test_new_mail_ends_the_watcher_long_before_its_poll(
     emulator: GmailEmulator, config_path: Path, state_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     interval_s = 300.0
+
     def watch() -> int:
         return run_watcher(
             WatchArgs(
@@ -200,9 +201,7 @@ def test_a_connection_that_keeps_dropping_gives_idle_up(
     assert any("opakovaně přerušilo" in line for line in logs), logs
 
 
-def test_idle_is_reissued_and_still_wakes(
-    emulator: GmailEmulator, config_path: Path, stop: threading.Event
-) -> None:
+def test_idle_is_reissued_and_still_wakes(emulator: GmailEmulator, config_path: Path, stop: threading.Event) -> None:
     _watcher_unused, plan = _watcher(emulator, config_path, config_path.parent)
     wake = threading.Event()
     idler = Idler("osobni", plan.config, plan.endpoint, wake, stop, lambda _line: None, reissue_s=0.3)

@@ -34,9 +34,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     # No abbreviations: `--wai` must not silently become `--wait`, which is told apart before parsing.
-    parser = _Parser(
-        prog="mcp-multi-gmail", description="MCP server pro více schránek Gmailu.", allow_abbrev=False
-    )
+    parser = _Parser(prog="mcp-multi-gmail", description="MCP server pro více schránek Gmailu.", allow_abbrev=False)
     parser.add_argument(
         "command",
         nargs="?",
@@ -189,9 +187,7 @@ def check_config(path: Path) -> int:
 
     path = path.absolute()
     layout = detect_layout(project_dir())
-    report = startup_report(
-        path, project=project_dir(), release=is_release_build(), layout=layout, environ=os.environ
-    )
+    report = startup_report(path, project=project_dir(), release=is_release_build(), layout=layout, environ=os.environ)
     lines = list(report.lines)
     if report.config is not None and report.can_start:
         lines.append(f"V pořádku, server by naběhl: {summary(report.config)}")
@@ -214,9 +210,7 @@ def serve(config_arg: str | None) -> int:
 
     layout = detect_layout(project_dir())
     path = config_path(config_arg, os.environ).absolute()
-    report = startup_report(
-        path, project=project_dir(), release=is_release_build(), layout=layout, environ=os.environ
-    )
+    report = startup_report(path, project=project_dir(), release=is_release_build(), layout=layout, environ=os.environ)
     for line in report.lines:
         _stderr(line)
     runtime = report.runtime

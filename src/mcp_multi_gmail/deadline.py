@@ -75,8 +75,7 @@ class CallProgress:
     def error(self) -> MailError:
         """The retryable error a call gets when its deadline passes, saying what is known."""
         head = (
-            f"The call did not finish within its deadline of {self.timeout_s:g} s (call_timeout_s) "
-            f"while {self.doing}."
+            f"The call did not finish within its deadline of {self.timeout_s:g} s (call_timeout_s) while {self.doing}."
         )
         if self.handed_over is not None:
             tail = self.handed_over

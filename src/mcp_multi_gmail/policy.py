@@ -105,9 +105,7 @@ def check_recipients(account: str, allowed: Sequence[str] | None, recipients: Se
     if allowed is not None:
         _refuse_bare_str("allowed", allowed)
     if not recipients:
-        raise MailError(
-            "send_forbidden", f'The message from mailbox "{account}" has no recipient. Nothing was sent.'
-        )
+        raise MailError("send_forbidden", f'The message from mailbox "{account}" has no recipient. Nothing was sent.')
     check_count("recipients (to, cc and bcc together)", recipients, MAX_RECIPIENTS)
 
     # Controls are looked for before trimming: the caller may hand the untrimmed value to SMTP.
@@ -166,9 +164,7 @@ def resolve_sender(
                 check_header_value("From display name", display)
             return address, display or None
     if aliases:
-        known = "Its aliases are: " + ", ".join(
-            f"{addr} ({name})" if name else addr for addr, name in aliases
-        )
+        known = "Its aliases are: " + ", ".join(f"{addr} ({name})" if name else addr for addr, name in aliases)
     else:
         known = f"It has no aliases configured, so it writes only as {account_address}"
     raise MailError(
@@ -209,9 +205,7 @@ def resolve_attachments(paths: Sequence[str], attachment_dirs: Sequence[Path]) -
         if any(ch in given for ch in "\x00\r\n"):
             raise MailError("invalid_input", f'The attachment path "{shown}" contains a NUL or line break.')
         if not os.path.isabs(given):
-            raise MailError(
-                "invalid_input", f'The attachment path "{shown}" is relative; give an absolute path.'
-            )
+            raise MailError("invalid_input", f'The attachment path "{shown}" is relative; give an absolute path.')
         try:
             real = os.path.realpath(given, strict=True)
         except OSError:  # missing, dangling symlink, symlink loop, no permission
@@ -267,9 +261,7 @@ def check_single_name(attachments: Sequence[AllowedAttachment]) -> None:
 def _checked_label(label: str) -> str:
     """Shared input checks of both label tools; returns the trimmed label."""
     if any(is_header_breaking(ch) for ch in label):
-        raise MailError(
-            "invalid_input", f'The label "{show(label)}" contains a line break or control character.'
-        )
+        raise MailError("invalid_input", f'The label "{show(label)}" contains a line break or control character.')
     trimmed = label.strip()
     if not trimmed:
         raise MailError("invalid_input", "An empty label name cannot be applied or removed.")
@@ -343,9 +335,7 @@ def check_flags(seen: bool | None, flagged: bool | None, answered: bool | None) 
         if value is not None
     }
     if not wanted:
-        raise MailError(
-            "invalid_input", "No flag was asked for. Pass at least one of seen, flagged or answered."
-        )
+        raise MailError("invalid_input", "No flag was asked for. Pass at least one of seen, flagged or answered.")
     return wanted
 
 

@@ -223,9 +223,7 @@ def test_secret_files(tmp_path: Path) -> None:
         tmp_path / "env.json", {"passwords_file": "hesla.json", "accounts": [account("a", password_env="H")]}
     )
     assert load_config(env_only, environ={"H": APP}).secret_files == (hesla,)
-    literal = write(
-        tmp_path / "lit.json", {"accounts": [account("a", password=APP), account("b", password_env="H")]}
-    )
+    literal = write(tmp_path / "lit.json", {"accounts": [account("a", password=APP), account("b", password_env="H")]})
     assert load_config(literal, environ={"H": APP}).secret_files == (literal,)
     both = write(
         tmp_path / "both.json",

@@ -128,9 +128,7 @@ def test_relative_config_path_becomes_absolute(tmp_path: Path, monkeypatch: pyte
     assert config.download_dir == tmp_path / "system" / "d"
 
 
-@pytest.mark.parametrize(
-    ("kind", "default"), [(".doplnky", "vstupy/prilohy"), (".addons", "inbox/attachments")]
-)
+@pytest.mark.parametrize(("kind", "default"), [(".doplnky", "vstupy/prilohy"), (".addons", "inbox/attachments")])
 def test_paths_relative_to_vault_with_layout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: Any, default: str
 ) -> None:
@@ -150,9 +148,7 @@ def test_paths_relative_to_vault_with_layout(
     assert config.attachment_dirs == (vault / "vystupy",)
     # signatures stay relative to the config file even in the add-on layout
     assert config.accounts[0].signatures["s"].text == "Jan"
-    defaults = load_config(
-        write(vault / "system" / "b.json", {"accounts": [account()]}), layout=layout, environ={}
-    )
+    defaults = load_config(write(vault / "system" / "b.json", {"accounts": [account()]}), layout=layout, environ={})
     assert defaults.download_dir == vault / default
 
 
@@ -269,9 +265,7 @@ def test_my_label_must_be_an_assignment_label(tmp_path: Path) -> None:
 # --- the collected report -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("count", "heading"), [(1, "je 1 problém:"), (3, "jsou 3 problémy:"), (5, "je 5 problémů:")]
-)
+@pytest.mark.parametrize(("count", "heading"), [(1, "je 1 problém:"), (3, "jsou 3 problémy:"), (5, "je 5 problémů:")])
 def test_plural_agreement(tmp_path: Path, count: int, heading: str) -> None:
     accounts = [without_password(account(f"a{i}", password_env=f"H{i}")) for i in range(count)]
     path = write(tmp_path / "config.json", {"accounts": accounts})
@@ -304,9 +298,7 @@ def test_canary_password_never_leaks(tmp_path: Path) -> None:
         "accounts": [
             account("a", password=SPACED, signatures=sigs, default_signature="zadny"),
             account("b", password=OTHER_CANARY, password_env="H"),
-            without_password(
-                account("c", my_label="x", processed_label="P", classification_labels={"p": "x"})
-            ),
+            without_password(account("c", my_label="x", processed_label="P", classification_labels={"p": "x"})),
             without_password(account("d")),
             account("e", password=f"{CANARY}SEM_VLOZ_HESLO_APLIKACE"),
             without_password(account("f", password_env="CHYBI")),

@@ -74,7 +74,6 @@ async def test_windows_of_a_long_body_come_from_slices(
     assert beyond["body"] == "" and beyond["body_offset"] == len(text) and beyond["body_total_length"] == len(text)
 
 
-
 async def test_a_long_html_body_is_converted_from_a_bounded_beginning(
     emulator: GmailEmulator,
     call: Call,

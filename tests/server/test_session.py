@@ -45,9 +45,7 @@ async def test_an_unexpected_error_in_one_mailbox_is_reported_and_logged(
     assert isinstance(record.exc_info[1], RuntimeError)
 
 
-async def test_a_mail_error_is_reported_without_a_traceback(
-    demo: Runtime, caplog: pytest.LogCaptureFixture
-) -> None:
+async def test_a_mail_error_is_reported_without_a_traceback(demo: Runtime, caplog: pytest.LogCaptureFixture) -> None:
     def refused_for_tym(session: ImapSession, account: Account) -> tuple[str, int]:
         if account.name == "tym":
             raise MailError("not_found", "nothing here")

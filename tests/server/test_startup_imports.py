@@ -36,9 +36,7 @@ print(json.dumps({"before": before, "after": after, "tools": len(tools)}))
 """
 
 
-def test_heavy_modules_wait_for_the_first_tool_use(
-    emulator: GmailEmulator, write_config: Callable[..., Path]
-) -> None:
+def test_heavy_modules_wait_for_the_first_tool_use(emulator: GmailEmulator, write_config: Callable[..., Path]) -> None:
     path = write_config([{"name": "o", "address": "osobni@example.cz", "password": "osobniheslohesla"}])
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(path), json.dumps(LATE)],

@@ -56,9 +56,7 @@ def deliver_thread(emulator: GmailEmulator, bodies: list[str]) -> str:
 @pytest.fixture
 def runtime(write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]) -> Runtime:
     return make_runtime(
-        write_config(
-            [{"name": "o", "address": BOX, "password": "osobniheslohesla", "processed_label": PROCESSED}]
-        )
+        write_config([{"name": "o", "address": BOX, "password": "osobniheslohesla", "processed_label": PROCESSED}])
     )
 
 
@@ -150,9 +148,7 @@ async def test_budget_cuts_the_later_bodies(emulator: GmailEmulator, runtime: Ru
     size = 15_000
     texts = [(f"{i:02d}" + "abcdefghij" * (size // 10))[: size - 1] + "\n" for i in range(20)]
     thread = deliver_thread(emulator, texts)
-    data = await ok(
-        call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all", max_body_length=size
-    )
+    data = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all", max_body_length=size)
     assert data["body_budget_exhausted"] is True
     got = [m["body"] for m in data["messages"]]
     whole = [i for i, body in enumerate(got) if body == texts[i]]
@@ -163,17 +159,13 @@ async def test_budget_cuts_the_later_bodies(emulator: GmailEmulator, runtime: Ru
         assert message["body_truncated"] is True and message["body_total_length"] == size
     assert len(json.dumps(data, ensure_ascii=False, separators=(",", ":"))) <= 200_000
     # Without the budget pressure the same thread comes whole.
-    small = await ok(
-        call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all", max_body_length=5_000
-    )
+    small = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all", max_body_length=5_000)
     assert small["body_budget_exhausted"] is False
     assert [m["body"] for m in small["messages"]] == [t[:5_000] for t in texts]
 
 
 @pytest.mark.parametrize("value", ["ALL", "", "some", "none "])
-async def test_bodies_refuses_other_values(
-    emulator: GmailEmulator, runtime: Runtime, call: Call, value: str
-) -> None:
+async def test_bodies_refuses_other_values(emulator: GmailEmulator, runtime: Runtime, call: Call, value: str) -> None:
     thread = deliver_thread(emulator, ["Ahoj.\n"])
     emulator.reset_counters()
     body = await error(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies=value)

@@ -24,9 +24,7 @@ MIN_CONNECTIONS, MAX_CONNECTIONS = 1, 10
 MIN_CALL_TIMEOUT_S, MAX_CALL_TIMEOUT_S = 10, 600
 
 
-def load_config(
-    path: Path, *, layout: AddonLayout | None = None, environ: Mapping[str, str] | None = None
-) -> Config:
+def load_config(path: Path, *, layout: AddonLayout | None = None, environ: Mapping[str, str] | None = None) -> Config:
     """Load and check `path`; raise ConfigError with the whole Czech report when anything is wrong.
 
     `layout` (Miládka's add-on folder, if any) decides where relative data paths point;
@@ -111,8 +109,7 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
 
     _check_classifications("classification_labels", model.classification_labels, problems)
     accounts = tuple(
-        _resolve_account(acc, model, config_dir, passwords_file, environ, problems, warnings)
-        for acc in model.accounts
+        _resolve_account(acc, model, config_dir, passwords_file, environ, problems, warnings) for acc in model.accounts
     )
     if problems:
         raise ConfigError(problems.report(path))
@@ -191,9 +188,7 @@ def _resolve_account(
                     f'{who}: klasifikační štítek "{label}" je stejný jako štítek zpracování '
                     f'"{acc.processed_label}"; zvolte pro klasifikaci jiný název'
                 )
-    if acc.my_label is not None and acc.my_label.casefold() not in {
-        a.casefold() for a in acc.assignment_labels
-    }:
+    if acc.my_label is not None and acc.my_label.casefold() not in {a.casefold() for a in acc.assignment_labels}:
         problems.add(f'{who}: "my_label" je "{acc.my_label}", ale v "assignment_labels" takový štítek není')
 
     return Account(

@@ -29,8 +29,7 @@ def _check_name(value: str) -> str:
     if not NAME_PATTERN.match(value):
         raise PydanticCustomError(
             "bad_name",
-            "musí začínat malým písmenem nebo číslicí a obsahovat jen malá písmena bez diakritiky, "
-            "číslice, „-“ a „_“",
+            "musí začínat malým písmenem nebo číslicí a obsahovat jen malá písmena bez diakritiky, číslice, „-“ a „_“",
         )
     return value
 
@@ -43,9 +42,7 @@ def _check_email(value: str) -> str:
 
 def _check_plain_text(value: str) -> str:
     if _CONTROL.search(value.replace("\t", " ")):
-        raise PydanticCustomError(
-            "control_chars", "nesmí obsahovat konec řádku, znak NUL ani jiné řídicí znaky"
-        )
+        raise PydanticCustomError("control_chars", "nesmí obsahovat konec řádku, znak NUL ani jiné řídicí znaky")
     return value
 
 

@@ -92,8 +92,7 @@ def resolve_password(
                 )
                 return None
             problems.add(
-                f"{who} čeká heslo v proměnné prostředí {account.password_env}, "
-                "která není nastavená (nebo je prázdná)",
+                f"{who} čeká heslo v proměnné prostředí {account.password_env}, která není nastavená (nebo je prázdná)",
                 password=True,
             )
             return None

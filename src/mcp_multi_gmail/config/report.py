@@ -137,7 +137,5 @@ def _explain(error: ErrorDetails) -> str:
 
 def schema_report(path: Path, errors: Sequence[ErrorDetails]) -> str:
     lines = [f"`{path}` není platné nastavení:"]
-    lines.extend(
-        f"  {_where(e['loc'], unknown_key=e['type'] == 'extra_forbidden')}: {_explain(e)}" for e in errors
-    )
+    lines.extend(f"  {_where(e['loc'], unknown_key=e['type'] == 'extra_forbidden')}: {_explain(e)}" for e in errors)
     return "\n".join(lines)

@@ -608,9 +608,7 @@ def _connect(endpoint: Endpoint, *, early_capability: bool = False) -> IMAPClien
         port=endpoint.imap_port,
         ssl=True,
         ssl_context=endpoint.tls_context(),
-        timeout=SocketTimeout(
-            connect=deadline.remaining(CONNECT_TIMEOUT_S), read=deadline.remaining(READ_TIMEOUT_S)
-        ),
+        timeout=SocketTimeout(connect=deadline.remaining(CONNECT_TIMEOUT_S), read=deadline.remaining(READ_TIMEOUT_S)),
     )
     client.normalise_times = False  # keep INTERNALDATE's own offset; we convert to UTC ourselves
     # imapclient writes a SEARCH line and its CRLF separately; with Nagle's algorithm on, the CRLF

@@ -35,9 +35,7 @@ def describe(account: Account) -> AccountInfo:
         signatures=list(account.signatures),
         default_signature=account.default_signature,
         aliases=[
-            AliasInfo(
-                address=a.address, name=a.name, purpose=a.purpose, default_signature=a.default_signature
-            )
+            AliasInfo(address=a.address, name=a.name, purpose=a.purpose, default_signature=a.default_signature)
             for a in account.aliases
         ],
         watch=account.watch,
@@ -111,9 +109,7 @@ def reload_config(runtime: Runtime) -> ReloadResult:
     try:
         new = load_config(old.path, layout=runtime.layout, environ=runtime.environ)
     except ConfigError as error:
-        raise MailError(
-            "config_invalid", f"{error.message}\nNothing changed, the previous settings stay."
-        ) from None
+        raise MailError("config_invalid", f"{error.message}\nNothing changed, the previous settings stay.") from None
     before = {a.name: a for a in old.accounts}
     after = {a.name: a for a in new.accounts}
     runtime.config = new
@@ -128,8 +124,7 @@ def reload_config(runtime: Runtime) -> ReloadResult:
             or old.attachment_dirs != new.attachment_dirs
             or old.quote_locale != new.quote_locale
         ),
-        watch_settings_changed=(old.watch_hours, old.watch_interval_ms)
-        != (new.watch_hours, new.watch_interval_ms),
+        watch_settings_changed=(old.watch_hours, old.watch_interval_ms) != (new.watch_hours, new.watch_interval_ms),
         warnings=list(new.warnings),
         next=(
             "Check the change with mg_list_accounts (verify: true after a new app password), "

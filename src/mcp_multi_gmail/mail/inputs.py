@@ -19,9 +19,7 @@ MAX_MESSAGE_ID = 998
 
 def no_line_breaks(what: str, value: str) -> str:
     if _LINE_BREAKERS.search(value):
-        raise invalid_input(
-            f"The {what} contains a line break or NUL character, which no mail command accepts."
-        )
+        raise invalid_input(f"The {what} contains a line break or NUL character, which no mail command accepts.")
     if _SURROGATES.search(value):
         raise invalid_input(f"The {what} is not valid text: it contains unpaired surrogates (invalid UTF-8).")
     return value
@@ -30,9 +28,7 @@ def no_line_breaks(what: str, value: str) -> str:
 def search_query(query: str) -> str:
     text = query.strip()
     if not text:
-        raise invalid_input(
-            "The search query is empty. Give a Gmail search, for example from:someone newer_than:7d."
-        )
+        raise invalid_input("The search query is empty. Give a Gmail search, for example from:someone newer_than:7d.")
     return no_line_breaks("search query", text)
 
 
@@ -70,7 +66,7 @@ def bodies(value: str) -> str:
         shown = value[:40] if isinstance(value, str) else repr(value)
         raise invalid_input(
             f'bodies must be "none", "unprocessed" or "all", not "{shown}". "unprocessed" gives the bodies '
-            "of the messages without the processed label, \"all\" every message's."
+            'of the messages without the processed label, "all" every message\'s.'
         )
     return value
 

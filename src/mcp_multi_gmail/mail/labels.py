@@ -106,9 +106,7 @@ def _label_messages(
     session.open(ALL_MAIL, writable=True)
     found = session.find_message_ids(ids)  # also reads each copy's labels: the "before" state
     missing = [
-        LabelOutcome(
-            message_id=None, uid=None, outcome="not_found", detail="An empty Message-ID cannot be looked up."
-        )
+        LabelOutcome(message_id=None, uid=None, outcome="not_found", detail="An empty Message-ID cannot be looked up.")
         for _ in range(empty)
     ]
     chosen: dict[int, str | None] = {}
@@ -156,16 +154,12 @@ async def label_messages(
     since: str | None = None,
 ) -> LabelChange:
     account = runtime.account(account_name)
-    wanted = policy.check_message_label(
-        account.name, label, account.processed_label, account.classification_labels
-    )
+    wanted = policy.check_message_label(account.name, label, account.processed_label, account.classification_labels)
     boundary = inputs.since(since) if since is not None else None  # a bad date refuses before any labelling
     ids, empty = _unique_ids(message_ids)
     if not ids and not empty:
         raise invalid_input("No Message-ID was given.")
-    return await in_session(
-        runtime, account, lambda s: _label_messages(s, account, ids, empty, wanted, add, boundary)
-    )
+    return await in_session(runtime, account, lambda s: _label_messages(s, account, ids, empty, wanted, add, boundary))
 
 
 # ------------------------------------------------------------------ threads
@@ -310,14 +304,10 @@ async def label_thread(
     thread_ids: list[str] | None = None,
 ) -> ThreadLabelChange:
     account = runtime.account(account_name)
-    wanted = policy.check_thread_label(
-        account.name, label, account.processed_label, account.classification_labels
-    )
+    wanted = policy.check_thread_label(account.name, label, account.processed_label, account.classification_labels)
     threads = _thread_list(thread_id, thread_ids)
     single = thread_ids is None
-    return await in_session(
-        runtime, account, lambda s: _label_threads(s, account, threads, wanted, add, single=single)
-    )
+    return await in_session(runtime, account, lambda s: _label_threads(s, account, threads, wanted, add, single=single))
 
 
 # ------------------------------------------------------------------ flags
@@ -328,20 +318,10 @@ def _set_flags(session: ImapSession, account: Account, bare: str, wanted: dict[s
     uid, _copies = find_message(session, account, bare)
     before = session.fetch([uid], ["FLAGS"]).get(uid)
     if before is None:
-        raise not_found(
-            f'The message <{bare}> disappeared from mailbox "{account.name}" while being changed.'
-        )
+        raise not_found(f'The message <{bare}> disappeared from mailbox "{account.name}" while being changed.')
     flags_before = list(before.flags or ())
-    add = [
-        policy.imap_flag(n)
-        for n, on in wanted.items()
-        if on and not carries(flags_before, policy.imap_flag(n))
-    ]
-    remove = [
-        policy.imap_flag(n)
-        for n, on in wanted.items()
-        if not on and carries(flags_before, policy.imap_flag(n))
-    ]
+    add = [policy.imap_flag(n) for n, on in wanted.items() if on and not carries(flags_before, policy.imap_flag(n))]
+    remove = [policy.imap_flag(n) for n, on in wanted.items() if not on and carries(flags_before, policy.imap_flag(n))]
     accepted = session.change_flags([uid], add, add=True) and session.change_flags([uid], remove, add=False)
     after = session.fetch([uid], ["FLAGS"]).get(uid)
     flags_after = list(after.flags or ()) if after else []

@@ -84,7 +84,7 @@ def prepare(config: Config, account: Account, request: Request, *, sending: bool
         policy.check_header_value("subject", request.subject)
     elif not request.in_reply_to:
         raise invalid_input(
-            "A subject is needed. Only a reply (in_reply_to) may leave it out: it then gets \"Re: \" and the "
+            'A subject is needed. Only a reply (in_reply_to) may leave it out: it then gets "Re: " and the '
             "answered message's subject."
         )
     in_reply_to = inputs.message_id(request.in_reply_to) if request.in_reply_to else None

@@ -95,9 +95,7 @@ def _pass_message(window: Window, item: Fetched, shown: dict[int, str | None]) -
 def _pending(window: Window, item: Fetched) -> PendingOutgoing:
     envelope = item.envelope
     state = window.states.get(item.uid)
-    due = (
-        (envelope.date if envelope and envelope.date else item.internaldate) if state == "scheduled" else None
-    )
+    due = (envelope.date if envelope and envelope.date else item.internaldate) if state == "scheduled" else None
     return PendingOutgoing(
         message_id=envelope.message_id if envelope else None,
         to=list(envelope.to) if envelope else [],
@@ -144,9 +142,7 @@ class MailboxPass:
     more: bool  # threads after the last one shown
 
 
-def pass_mailbox(
-    session: ImapSession, account: Account, since: datetime, after: Key | None, limit: int
-) -> MailboxPass:
+def pass_mailbox(session: ImapSession, account: Account, since: datetime, after: Key | None, limit: int) -> MailboxPass:
     window = scan_window(session, account, since)
     busy = window.work_threads()
     keyed = [(key_of(t.newest_work, t.thread_id, account.name), t) for t in busy]

@@ -75,9 +75,7 @@ def _too_broad(account: Account, count: int) -> MailError:
     )
 
 
-def _search_mailbox(
-    session: ImapSession, account: Account, query: str, after: Key | None, limit: int
-) -> _MailboxHits:
+def _search_mailbox(session: ImapSession, account: Account, query: str, after: Key | None, limit: int) -> _MailboxHits:
     now = _now()
     session.open(ALL_MAIL)
     uids = session.search_raw(query)
@@ -389,9 +387,7 @@ def _write_inside(directory: Path, filename: str, data: bytes) -> Path:
     root = directory.resolve()
     target = root / filename
     if target.parent != root:
-        raise MailError(
-            "upstream_error", f"Refusing to write {filename!r} outside the download folder {root}."
-        )
+        raise MailError("upstream_error", f"Refusing to write {filename!r} outside the download folder {root}.")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     try:
         descriptor = os.open(target, flags, 0o644)
@@ -402,9 +398,7 @@ def _write_inside(directory: Path, filename: str, data: bytes) -> Path:
     return target
 
 
-async def get_attachment(
-    runtime: Runtime, account_name: str, message_id: str, attachment_id: str
-) -> AttachmentResult:
+async def get_attachment(runtime: Runtime, account_name: str, message_id: str, attachment_id: str) -> AttachmentResult:
     bare = inputs.message_id(message_id)
     part_id = inputs.attachment_id(attachment_id)
     account = runtime.account(account_name)

@@ -87,9 +87,7 @@ class ThreadHit(BaseModel):
     thread_id: str = Field(description="Gmail's X-GM-THRID as a string (64-bit)")
     subject: str | None = Field(description="Subject of the newest matching message")
     matched_messages: int = Field(description="Matching messages in this thread, not the thread's size")
-    unprocessed_matches: int = Field(
-        description="Matching messages without the processed label (read by FETCH)"
-    )
+    unprocessed_matches: int = Field(description="Matching messages without the processed label (read by FETCH)")
     newest_match: NewestMatch
 
 
@@ -118,9 +116,7 @@ class MessageSummary(BaseModel):
     to: list[Address]
     cc: list[Address]
     received_at: str | None = Field(description="INTERNALDATE (delivery time), ISO-8601 UTC")
-    date_header: str | None = Field(
-        description="Date header, ISO-8601 UTC; differs on forwarded and scheduled mail"
-    )
+    date_header: str | None = Field(description="Date header, ISO-8601 UTC; differs on forwarded and scheduled mail")
     state: MessageState
     processed: bool
     seen: bool
@@ -297,16 +293,12 @@ class PassThread(BaseModel):
 
 
 class PassResult(BaseModel):
-    searched_at: str = Field(
-        description="Taken before the search: the next boundary when window_clear is true"
-    )
+    searched_at: str = Field(description="Taken before the search: the next boundary when window_clear is true")
     since: str = Field(description="The boundary, ISO-8601 UTC")
     threads: list[PassThread]
     total_threads: int
     next_page_token: str | None
-    stale_threads: int = Field(
-        description="Threads whose matches already carry the processed label (index lag)"
-    )
+    stale_threads: int = Field(description="Threads whose matches already carry the processed label (index lag)")
     drafts_in_window: int
     scheduled_in_window: int
     outside_scope_in_window: int
@@ -342,9 +334,7 @@ class LabelChange(BaseModel):
     succeeded: int
     failed: int
     messages: list[LabelOutcome]
-    window: WindowState | None = Field(
-        default=None, description="With since: the window as a new pass sees it"
-    )
+    window: WindowState | None = Field(default=None, description="With since: the window as a new pass sees it")
 
 
 class ThreadOutcome(BaseModel):

@@ -275,9 +275,7 @@ async def _sent_copy(runtime: Runtime, account: Account, composed: Composed, *, 
 
 def _not_reached(submission: smtp.Submission) -> str:
     """Who did not get it, each with Gmail's own reason."""
-    parts = [
-        f"{r} ({submission.refusals[r]})" if r in submission.refusals else r for r in submission.rejected
-    ]
+    parts = [f"{r} ({submission.refusals[r]})" if r in submission.refusals else r for r in submission.rejected]
     return f"It did NOT reach {', '.join(parts)}."
 
 

@@ -102,8 +102,7 @@ def _label_lines(account: Account) -> list[str]:
         lines.append(f"{_INDENT}{account.processed_label} - on a message: it has been through a pass")
     if account.classification_labels:
         lines.extend(
-            f"{_INDENT}{label} - on a thread: {meaning}"
-            for label, meaning in account.classification_labels.items()
+            f"{_INDENT}{label} - on a thread: {meaning}" for label, meaning in account.classification_labels.items()
         )
     else:
         lines.append(f"{_INDENT}(no classification labels configured)")

@@ -211,9 +211,7 @@ def store_labels(
     return reported
 
 
-def _stored(
-    msg: Message, op: Op, plain: list[str], locations: list[str], own: str | None
-) -> tuple[set[str], Location]:
+def _stored(msg: Message, op: Op, plain: list[str], locations: list[str], own: str | None) -> tuple[set[str], Location]:
     """The labels and location `msg` has after the STORE (`own`: the selected folder's label)."""
     labels = set(msg.labels)
     location: Location = msg.location

@@ -400,9 +400,7 @@ def _message_flags(msg: Mapping[str, object], where: str, problems: list[str]) -
     return clean_flags
 
 
-def _message_internaldate(
-    msg: Mapping[str, object], where: str, now: datetime, problems: list[str]
-) -> datetime | None:
+def _message_internaldate(msg: Mapping[str, object], where: str, now: datetime, problems: list[str]) -> datetime | None:
     value = msg.get("internaldate")
     if value is None:
         return None

@@ -36,7 +36,6 @@ FLAG_DRAFT = "\\Draft"
 FLAG_ANSWERED = "\\Answered"
 
 
-
 # Reply and forward prefixes as mail clients write them in several languages ("Re:", "Fwd:", "AW:"…),
 # possibly repeated or numbered ("Re[2]:"); the subject that threads is what is left after them.
 _SUBJECT_PREFIX = re.compile(r"^\s*(?:(?:re|fw|fwd|aw|wg|sv|vs|odp|tr|rv|antw|atb)(?:\[\d+\])?\s*:\s*)+", re.I)
@@ -45,6 +44,7 @@ _SUBJECT_PREFIX = re.compile(r"^\s*(?:(?:re|fw|fwd|aw|wg|sv|vs|odp|tr|rv|antw|at
 def thread_subject(subject: str) -> str:
     """The subject as threading compares it: without reply/forward prefixes, spaces collapsed, case-folded."""
     return " ".join(_SUBJECT_PREFIX.sub("", subject or "").split()).casefold()
+
 
 class StoreError(Exception):
     """A refusal the IMAP layer turns into a tagged NO with Gmail's response code."""
@@ -307,9 +307,7 @@ class Account:
         self.folders[new] = Folder(new, "label", self._next_uidvalidity(), user_label=new)
         for msg in self.messages.values():
             if any(lb.casefold() == old_label.casefold() for lb in msg.labels):
-                msg.labels = frozenset(
-                    new if lb.casefold() == old_label.casefold() else lb for lb in msg.labels
-                )
+                msg.labels = frozenset(new if lb.casefold() == old_label.casefold() else lb for lb in msg.labels)
                 self._touch(msg)
         self.changed()
 
@@ -441,9 +439,7 @@ class Account:
         if msg.header_id and msg.header_id in knobs.store_not_applied_ids:
             knobs.store_not_applied_ids.discard(msg.header_id)
             return False
-        return not (
-            knobs.store_not_applied_fraction and self.store.rng.random() < knobs.store_not_applied_fraction
-        )
+        return not (knobs.store_not_applied_fraction and self.store.rng.random() < knobs.store_not_applied_fraction)
 
     def _touch(self, msg: Message) -> None:
         self.modseq += 1

@@ -15,9 +15,7 @@ from ...runtime import Runtime
 from .arguments import MAX_LABEL, MAX_TOKEN, Count, Identifier, Identifiers, OptionalFlag
 from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors, within_deadline
 
-WRITE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True
-)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
 Since = Annotated[
     str,
     Field(
