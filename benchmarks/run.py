@@ -47,7 +47,7 @@ from mcp_multi_gmail.gmail.endpoint import loopback_environ  # noqa: E402
 RESULTS = HERE / "results"
 PEER_VENV = HERE / ".peer-venv"
 PEER_PACKAGE = "mcp-email-server"
-PEER_VERSION = "1.13.3"  # the version peers.md §2 was written against; --peer-version to change
+PEER_VERSION = "1.13.3"  # the version the README tables were measured with; --peer-version to change
 
 OURS, PEER, MINIMAL = "ours", "peer", "minimal"
 
@@ -165,7 +165,7 @@ def ours_params(emu: GmailEmulator, setup: Setup, name: str, boxes: list[fx.Mail
 
 
 def peer_params(emu: GmailEmulator, setup: Setup, status: PeerStatus, boxes: list[fx.Mailbox]) -> StdioServerParameters:
-    # The config directory must be 0700, or the peer switches its metadata index off (peers.md §2.3).
+    # The config directory must be 0700, or the peer switches its metadata index off.
     home = _private_dir(setup.workdir / "peer")
     config_dir = _private_dir(home / ".config" / "mcp-email-server")
     config = config_dir / "config.toml"
@@ -500,7 +500,7 @@ class Bench:
                 ours_search(rest, big.name, f"subject:{fx.REPORT}", allow_error=True),
                 peer_list(big.name, fx.REPORT),
                 no_ratio=True,
-                ratio_note="ours answers query_too_broad above 5 000 matches (by design, digest §3)",
+                ratio_note="ours answers query_too_broad above 5 000 matches (by design, as in 1.5.0)",
             )
             codes = {((r.data() or {}).get("error") or {}).get("code") for r in row.ours_last}
             row.ours.note = "error query_too_broad (limit 5 000 matches)" if "query_too_broad" in codes else None

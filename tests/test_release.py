@@ -1,8 +1,8 @@
 """The release build: the location guard, and the add-on folder started exactly as Miládka starts it.
 
 The uv-based tests build the add-on into a temporary vault and run `uv run --no-dev --project
-.doplnky/mcp-multi-gmail mcp-multi-gmail --config system/multigmail.json` from the vault root
-(SPEC §5). The first run creates a venv in the add-on folder from uv's cache, so they take a while.
+.doplnky/mcp-multi-gmail mcp-multi-gmail --config system/multigmail.json` from the vault root.
+The first run creates a venv in the add-on folder from uv's cache, so they take a while.
 """
 
 from __future__ import annotations
@@ -248,7 +248,7 @@ def test_build_refuses_a_foreign_folder(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def start(uv: list[str], cwd: Path, project: str, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
-    """SPEC §5's .mcp.json command (uv run --no-dev --project …), stdin at EOF."""
+    """The vault's .mcp.json command (README) (uv run --no-dev --project …), stdin at EOF."""
     return subprocess.run(
         [*uv, "run", "--no-dev", "--project", project, "mcp-multi-gmail", "--config", str(CONFIG), *extra],
         cwd=cwd,

@@ -1,4 +1,4 @@
-"""The --wait watcher (digest §10): injected clock and sleep, the real window scan against the emulator."""
+"""The --wait watcher: injected clock and sleep, the real window scan against the emulator."""
 
 from __future__ import annotations
 

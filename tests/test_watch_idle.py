@@ -22,6 +22,7 @@ from mcp_multi_gmail.watch.idle import Idler, start_idlers, stop_idlers
 from mcp_multi_gmail.watch.loop import Watcher, run_watcher
 from mcp_multi_gmail.watch.state import KNOWN_FILE
 from support import gmail_env
+from support import wait_until as shared_wait_until
 
 OSOBNI = "osobni@example.cz"
 ACCOUNTS: list[dict[str, Any]] = [{"name": "osobni", "address": OSOBNI, "password": "osobniheslohesla"}]
@@ -42,10 +43,7 @@ def mail() -> EmailMessage:
 
 
 def wait_until(condition: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
+    shared_wait_until(condition, timeout, what)
 
 
 def idles_started(emulator: GmailEmulator) -> list[int]:

@@ -1,4 +1,4 @@
-"""FETCH, STORE, SEARCH, COPY/MOVE, APPEND and EXPUNGE with Gmail's label semantics (gmail-imap.md §1.4-§1.9)."""
+"""FETCH, STORE, SEARCH, COPY/MOVE, APPEND and EXPUNGE with Gmail's label semantics (BEHAVIOURS.md)."""
 
 from __future__ import annotations
 

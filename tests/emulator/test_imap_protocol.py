@@ -1,4 +1,4 @@
-"""Session-level IMAP behaviour against gmail-imap.md §1: greeting, CAPABILITY, LOGIN, LIST, SELECT..."""
+"""Session-level IMAP behaviour as BEHAVIOURS.md lists it: greeting, CAPABILITY, LOGIN, LIST, SELECT..."""
 
 from __future__ import annotations
 

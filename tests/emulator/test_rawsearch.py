@@ -1,4 +1,4 @@
-"""gmail_emulator.rawsearch: the X-GM-RAW subset of gmail-imap.md §4.6."""
+"""gmail_emulator.rawsearch: the X-GM-RAW subset listed in BEHAVIOURS.md."""
 
 from __future__ import annotations
 

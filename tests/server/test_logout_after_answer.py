@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from mcp import Client
 
@@ -15,6 +13,7 @@ from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.gmail import imap
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
+from support import wait_until_async
 
 pytestmark = pytest.mark.anyio
 
@@ -22,10 +21,7 @@ BOX = "osobni@example.cz"
 
 
 async def wait_for(condition: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await anyio.sleep(0.02)
+    await wait_until_async(condition, timeout, what)
 
 
 def logouts(emulator: GmailEmulator) -> int:
