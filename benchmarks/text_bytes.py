@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE))
 
 import fixtures as fx  # noqa: E402
 
-from gmail_emulator import GmailEmulator  # noqa: E402
+from gmail_emulator import GmailEmulator, Knobs  # noqa: E402
 from mcp_multi_gmail.demo.setup import demo_accounts, demo_seed  # noqa: E402
 from mcp_multi_gmail.gmail.endpoint import loopback_environ  # noqa: E402
 from mcp_multi_gmail.runtime import Runtime  # noqa: E402
@@ -62,7 +62,9 @@ async def measure(runtime: Runtime) -> dict[str, dict[str, int]]:
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="text-bytes-") as tmp:
         folder = Path(tmp)
-        with GmailEmulator(workdir=folder / "emulator", seed=demo_seed()) as emu:
+        # The generated mailbox is delivered just now: without the index lag it is searchable at once.
+        knobs = Knobs(raw_search_lag_s=0.0)
+        with GmailEmulator(workdir=folder / "emulator", seed=demo_seed(), knobs=knobs) as emu:
             emu.set_latency("*", 0)
             mailbox = fx.Mailbox(name="a", address=f"a@{fx.DOMAIN}", size=1000)
             fx.load(emu, mailbox, fx.general_specs("a", 1000, reports=0, big=False, now=fx.utc_now()))
