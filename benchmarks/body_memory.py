@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import argparse
 import base64
-import itertools
 import json
 import os
 import subprocess
-import sys
 import tarfile
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from stdio_server import Server
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.gmail.endpoint import loopback_environ
@@ -67,62 +66,6 @@ def _status(pid: int, key: str) -> int:
     raise KeyError(key)
 
 
-class Server:
-    def __init__(self, config: Path, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "mcp_multi_gmail", "--config", str(config)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        self.ids = itertools.count(1)
-        self.replies: dict[int, dict[str, Any]] = {}
-        self.done = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
-        first = self.send("initialize", hello)
-        self.wait([first])
-        self._write({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            message = json.loads(line)
-            if "id" in message:
-                with self.done:
-                    self.replies[message["id"]] = message
-                    self.done.notify_all()
-
-    def _write(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def send(self, method: str, params: dict[str, Any]) -> int:
-        request_id = next(self.ids)
-        self._write({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        return request_id
-
-    def wait(self, ids: list[int], timeout: float = 600) -> list[dict[str, Any]]:
-        end = time.monotonic() + timeout
-        with self.done:
-            while not all(i in self.replies for i in ids):
-                left = end - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError("the server did not answer")
-                self.done.wait(left)
-        return [self.replies[i] for i in ids]
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
 def measure(config: Path, env: dict[str, str], parallel: int) -> dict[str, Any]:
     server = Server(config, env)
     try:
@@ -130,7 +73,7 @@ def measure(config: Path, env: dict[str, str], parallel: int) -> dict[str, Any]:
         started = time.monotonic()
         args = {"account": "velka", "message_id": MESSAGE_ID}
         ids = [server.send("tools/call", {"name": "mg_get_message", "arguments": args}) for _ in range(parallel)]
-        replies = server.wait(ids)
+        replies = [server.wait(i)[0] for i in ids]
         elapsed = time.monotonic() - started
         peak = _status(server.proc.pid, "VmHWM")
     finally:
