@@ -18,15 +18,22 @@ ErrorCode = Literal[
     "config_invalid",
 ]
 
+RefusalKind = Literal["web_login", "imap_disabled", "overquota"]
+
 
 class MailError(Exception):
     """An error a tool reports as a structured result: `{"error": {code, message, retryable}}`."""
 
-    def __init__(self, code: ErrorCode, message: str, *, retryable: bool = False) -> None:
+    def __init__(
+        self, code: ErrorCode, message: str, *, retryable: bool = False, kind: RefusalKind | None = None
+    ) -> None:
         super().__init__(message)
         self.code: ErrorCode = code
         self.message = message
         self.retryable = retryable
+        # Which of Gmail's refusals this is, where the code alone does not say (the watcher ends on
+        # `web_login` as on `auth_failed`); never part of the tool result.
+        self.kind: RefusalKind | None = kind
 
     def as_dict(self) -> dict[str, object]:
         return {"code": self.code, "message": self.message, "retryable": self.retryable}
