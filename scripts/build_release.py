@@ -1,7 +1,8 @@
 """Build Miládka's add-on folder of mcp-multi-gmail (the release build).
 
-    uv run python scripts/build_release.py --vault <vault> [--kind .doplnky|.addons]
-    uv run python scripts/build_release.py --out <add-on folder>
+    uv run python scripts/build_release.py --vault <vault> [--kind .doplnky|.addons] [--from ARCHIVE]
+    uv run python scripts/build_release.py --out <add-on folder> [--from ARCHIVE]
+    uv run python scripts/build_release.py --archive [--dist DIR]
 
 The add-on folder (`<vault>/.doplnky/mcp-multi-gmail/` by default) gets the server package
 `src/mcp_multi_gmail/` (never the emulator, tests or benchmarks), a `pyproject.toml` rewritten
@@ -10,6 +11,15 @@ for the add-on (the runtime dependencies, the console script, no dev group), its
 module `src/mcp_multi_gmail/_release.py` (it switches the location guard on) and `SHA256SUMS`
 (`sha256sum -c SHA256SUMS` in the add-on folder verifies it).
 
+The add-on folder may already hold an earlier build: a 2.x build (its `pyproject.toml`) or the
+Node.js server 1.5.0 (`mcp-multi-gmail.mjs` with its `SHA256SUMS`). The program is replaced; the
+watcher's and the send journal's files are kept; a file that belongs to neither makes the script
+refuse before anything is changed, naming it.
+
+`--archive` writes the same build as `dist/mcp-multi-gmail-<version>.tar.gz` and its line in
+`dist/SHA256SUMS`; `--from ARCHIVE` installs from such an archive once it matches the
+`SHA256SUMS` beside it.
+
 Miládka then starts it from the vault root:
 `uv run --no-dev --project .doplnky/mcp-multi-gmail mcp-multi-gmail --config system/multigmail.json`.
 """
@@ -17,6 +27,8 @@ Miládka then starts it from the vault root:
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gzip
 import hashlib
 import importlib.util
 import json
@@ -24,10 +36,13 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
 import tomllib
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "mcp_multi_gmail"
@@ -46,6 +61,14 @@ FILES = (
 # Everything the build writes at the top of the add-on folder; a rebuild replaces exactly these
 # and keeps the rest (the add-on's .venv, the watcher's wait.owner / wait-known.json).
 MANAGED = ("src", "docs", "pyproject.toml", "uv.lock", "SHA256SUMS", "README.md", "LICENSE", "NOTICE", "CHANGELOG.md")
+# What an add-on folder holds besides the program, kept by every upgrade: the watcher's claim and
+# state (also 1.5.0's, in the same format), their half-written temporary copy, the send journal and
+# its lock; and uv's environment, which uv re-syncs to the new lock by itself.
+KEPT_FILES = ("wait.owner", "wait-known.json", "wait-known.json.tmp", "send-journal.json", ".send-journal.lock")
+KEPT_DIRS = (".venv",)
+# The send journal's temporary copy is `.send-journal.json.<pid>.tmp` (mail/journal.py).
+KEPT_PREFIX, KEPT_SUFFIX = ".send-journal.json.", ".tmp"
+NODE_PROGRAM = "mcp-multi-gmail.mjs"  # 1.5.0: one bundled file and its SHA256SUMS
 SKIP_DIRS = {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".venv"}
 SKIP_SUFFIXES = (".pyc", ".pyo")
 LOCK_TIMEOUT = 300
@@ -191,21 +214,118 @@ def _copy_tree(source: Path, target: Path, written: list[Path]) -> None:
             written.append(destination)
 
 
-def _prepare(out: Path) -> None:
+@dataclass
+class Previous:
+    """What an add-on folder holds before a build: which earlier build, its program, what stays."""
+
+    builds: list[str] = field(default_factory=list)  # e.g. "2.0.0", "1.5.0 (Node.js)"
+    program: list[str] = field(default_factory=list)  # top-level names replaced
+    kept: list[str] = field(default_factory=list)  # top-level names left alone
+
+
+def _listed_names(sums: Path) -> set[str]:
+    """Top-level names a SHA256SUMS lists (`<hex>  <path>`, or `<hex> *<path>` in binary mode)."""
+    names: set[str] = set()
+    try:
+        rows = sums.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return names
+    for row in rows:
+        parts = row.split(maxsplit=1)
+        if len(parts) == 2 and len(parts[0]) == 64:
+            name = parts[1].lstrip("*").replace("\\", "/").split("/", 1)[0]
+            if name not in ("", ".", ".."):
+                names.add(name)
+    return names
+
+
+def _version_2x(pyproject: Path) -> str | None:
+    try:
+        with pyproject.open("rb") as handle:
+            project = tomllib.load(handle).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    if project.get("name") != ADDON_NAME:
+        return None
+    return str(project.get("version", "2.x"))
+
+
+def _is_kept(name: str, path: Path) -> bool:
+    if name in KEPT_DIRS:
+        return path.is_dir()
+    if name in KEPT_FILES or (name.startswith(KEPT_PREFIX) and name.endswith(KEPT_SUFFIX)):
+        return path.is_file()
+    return False
+
+
+def survey(out: Path) -> Previous:
+    """Account for every top-level entry of the add-on folder, or refuse (BuildError) naming the rest.
+
+    Reads only; nothing in the folder changes here, so a refusal leaves it exactly as it was.
+    """
+    previous = Previous()
     if out.exists() and not out.is_dir():
         raise BuildError(f"{out} existuje a není to složka")
-    if out.is_dir() and any(out.iterdir()):
-        previous = out / "pyproject.toml"
-        is_addon = previous.is_file() and f'name = "{ADDON_NAME}"' in previous.read_text(encoding="utf-8")
-        if not is_addon:
-            raise BuildError(f"{out} není prázdná a není v ní předchozí sestavení doplňku; nic jsem nepřepsal")
-        for name in MANAGED:
-            path = out / name
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
+    if not out.is_dir():
+        return previous
+    entries = {path.name: path for path in out.iterdir()}
+    if not entries:
+        return previous
+    program: set[str] = set()
+    version = _version_2x(out / "pyproject.toml")
+    if version is not None:
+        previous.builds.append(version)
+        program |= set(MANAGED) | _listed_names(out / "SHA256SUMS")
+    if (out / NODE_PROGRAM).is_file():
+        previous.builds.append("1.5.0 (Node.js)")
+        program |= {NODE_PROGRAM, "SHA256SUMS"} | _listed_names(out / "SHA256SUMS")
+    unknown: list[str] = []
+    for name in sorted(entries):
+        if _is_kept(name, entries[name]):
+            previous.kept.append(name)
+        elif name in program and previous.builds:
+            previous.program.append(name)
+        else:
+            unknown.append(name + ("/" if entries[name].is_dir() else ""))
+    if unknown:
+        if not previous.builds:
+            raise BuildError(
+                f"{out} není prázdná a není v ní předchozí sestavení doplňku (2.x ani 1.5.0); "
+                f"leží v ní {', '.join(unknown)}; nic jsem nepřepsal"
+            )
+        raise BuildError(
+            f"ve složce {out} je vedle předchozího sestavení {', '.join(previous.builds)} i to, co k němu "
+            f"nepatří: {', '.join(unknown)}; nic jsem nezměnil. Přesuňte to jinam (nebo smažte) a spusťte "
+            "instalaci znovu."
+        )
+    return previous
+
+
+def _swap(out: Path, staging: Path, previous: Previous) -> None:
+    """Replace the previous program by the staged build; the kept files are never touched."""
     out.mkdir(parents=True, exist_ok=True)
+    for name in previous.program:
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+    for path in sorted(staging.iterdir()):
+        os.replace(path, out / path.name)
+
+
+def _report(out: Path, previous: Previous, installed: Sequence[str]) -> None:
+    if not previous.builds:
+        return
+    say(f"Předchozí sestavení v {out}: {', '.join(previous.builds)}.")
+    say("Nahrazeno: " + (", ".join(previous.program) or "nic"))
+    say("Nově zapsáno: " + ", ".join(installed))
+    say("Ponecháno beze změny: " + (", ".join(previous.kept) or "nic"))
+    if any(b.endswith("(Node.js)") for b in previous.builds):
+        say(
+            "Dál (README, oddíl Přechod z verze 1.5.0): v .mcp.json vyměňte příkaz node … mcp-multi-gmail.mjs "
+            "za uv run …, hlídače spouštějte přes uv run … --wait místo node … --wait a začněte novou konverzaci."
+        )
 
 
 def write_checksums(out: Path, written: Sequence[Path]) -> Path:
@@ -219,11 +339,10 @@ def write_checksums(out: Path, written: Sequence[Path]) -> Path:
     return target
 
 
-def build(out: Path) -> Path:
+def assemble(out: Path) -> tuple[str, list[Path]]:
+    """Write the build of this checkout into the empty folder `out`; the version and the files written."""
     project_data = read_project()
     version = str(project_data["project"]["version"])
-    out = out.resolve()
-    _prepare(out)
     written: list[Path] = []
 
     package_target = out / "src" / PACKAGE
@@ -248,9 +367,186 @@ def build(out: Path) -> Path:
     lock_state = lock(out)
     written.append(out / "uv.lock")
     write_checksums(out, written)
-    say(f"Doplněk mcp-multi-gmail {version} sestaven v {out} ({len(written)} souborů, uv.lock {lock_state}).")
+    say(f"Doplněk mcp-multi-gmail {version} sestaven ({len(written)} souborů, uv.lock {lock_state}).")
+    return version, written
+
+
+def _staging(out: Path) -> Path:
+    # Beside the add-on folder, so that moving the finished build in is a rename on one disk.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{ADDON_NAME}-novy-", dir=out.parent))
+
+
+def build(out: Path, *, archive: Path | None = None) -> Path:
+    """Install into the add-on folder `out`: this checkout's build, or the verified `archive`."""
+    out = out.resolve()
+    previous = survey(out)
+    if archive is not None:
+        verified_archive(archive)
+    parent_existed = out.parent.exists()
+    staging = _staging(out)
+    try:
+        if archive is None:
+            version, _ = assemble(staging)
+        else:
+            version = unpack(archive, staging)
+        installed = sorted(p.name for p in staging.iterdir())
+        _swap(out, staging, previous)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not parent_existed:  # a refusal leaves no empty .doplnky/ behind
+            with contextlib.suppress(OSError):
+                out.parent.rmdir()
+        raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    where = f" z archivu {archive.name}" if archive is not None else ""
+    say(f"Doplněk mcp-multi-gmail {version} nainstalován{where} do {out}.")
+    _report(out, previous, installed)
     say("Kontrola: sha256sum -c SHA256SUMS (ve složce doplňku).")
     return out
+
+
+# ------------------------------------------------------------------ the archive
+
+
+def archive_name(version: str) -> str:
+    return f"{ADDON_NAME}-{version}.tar.gz"
+
+
+def _tar_filter(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    # The same bytes for the same build: no owner, no times (mtime 0), plain permissions.
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.mtime = 0
+    info.mode = 0o755 if info.isdir() else 0o644
+    return info
+
+
+def update_sums(sums: Path, name: str, digest: str) -> None:
+    """Put `name`'s line into a `sha256sum -c` file, keeping the lines of other archives."""
+    rows = []
+    if sums.is_file():
+        rows = [r for r in sums.read_text(encoding="utf-8").splitlines() if r.split(maxsplit=1)[1:] != [name]]
+    rows.append(f"{digest}  {name}")
+    sums.write_text("".join(f"{r}\n" for r in sorted(rows, key=lambda r: r.split(maxsplit=1)[-1])), encoding="utf-8")
+
+
+def _gzip_tar(target: Path, staging: Path, top: str) -> None:
+    with (
+        target.open("wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as zipped,
+        tarfile.open(fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        tar.add(staging, arcname=top, recursive=False, filter=_tar_filter)
+        for path in sorted(staging.rglob("*")):
+            tar.add(path, arcname=f"{top}/{path.relative_to(staging).as_posix()}", recursive=False, filter=_tar_filter)
+
+
+def make_archive(dist: Path) -> Path:
+    """dist/mcp-multi-gmail-<version>.tar.gz (one folder mcp-multi-gmail-<version>/) and its SHA256SUMS line."""
+    dist = dist.resolve()
+    dist.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{ADDON_NAME}-archiv-", dir=dist))
+    try:
+        version, _ = assemble(staging)
+        name = archive_name(version)
+        partial = dist / f".{name}.part"
+        _gzip_tar(partial, staging, name.removesuffix(".tar.gz"))
+        os.replace(partial, dist / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    digest = hashlib.sha256((dist / name).read_bytes()).hexdigest()
+    update_sums(dist / "SHA256SUMS", name, digest)
+    say(f"Archiv: {dist / name}")
+    say(f"SHA256SUMS: {dist / 'SHA256SUMS'} ({digest}  {name})")
+    say(f"Kontrola: sha256sum -c --ignore-missing SHA256SUMS (ve složce {dist}).")
+    return dist / name
+
+
+def verified_archive(archive: Path) -> str:
+    """The archive's SHA-256 once it matches its line in the SHA256SUMS beside it; BuildError otherwise."""
+    if not archive.is_file():
+        raise BuildError(f"archiv {archive} neexistuje; nic jsem nezměnil")
+    sums = archive.parent / "SHA256SUMS"
+    if not sums.is_file():
+        raise BuildError(
+            f"vedle archivu {archive.name} chybí SHA256SUMS ({sums}), takže archiv nejde ověřit; stáhněte ho "
+            "spolu s archivem ze stejného místa. Nic jsem nezměnil."
+        )
+    expected = None
+    for row in sums.read_text(encoding="utf-8", errors="replace").splitlines():
+        parts = row.split(maxsplit=1)
+        if len(parts) == 2 and parts[1].lstrip("*") == archive.name:
+            expected = parts[0].lower()
+    if expected is None:
+        raise BuildError(f"{sums} nemá řádek pro {archive.name}, takže archiv nejde ověřit; nic jsem nezměnil")
+    digest = hashlib.sha256()
+    with archive.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    if digest.hexdigest() != expected:
+        raise BuildError(
+            f"archiv {archive.name} nesouhlasí se SHA256SUMS (čekal jsem {expected}, má {digest.hexdigest()}); "
+            "je poškozený nebo podvržený. Nic jsem nezměnil; stáhněte archiv i SHA256SUMS znovu."
+        )
+    return expected
+
+
+def _copy_member(source: IO[bytes], target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("wb") as handle:
+        shutil.copyfileobj(source, handle)
+
+
+def unpack(archive: Path, staging: Path) -> str:
+    """Unpack a verified archive into `staging` and check it against its own SHA256SUMS; its version."""
+    try:
+        with tarfile.open(archive, mode="r:gz") as tar:
+            members = tar.getmembers()
+            tops = {m.name.split("/", 1)[0] for m in members}
+            if len(tops) != 1 or not next(iter(tops)).startswith(f"{ADDON_NAME}-"):
+                raise BuildError(f"archiv {archive.name} nemá jedinou složku {ADDON_NAME}-<verze>/; nic jsem nezměnil")
+            top = next(iter(tops))
+            for member in members:
+                relative = member.name[len(top) :].lstrip("/")
+                parts = relative.split("/") if relative else []
+                if member.name.startswith("/") or ".." in parts or "\\" in member.name:
+                    raise BuildError(f"archiv {archive.name} obsahuje cestu {member.name}; nic jsem nezměnil")
+                if member.isdir():
+                    (staging / relative).mkdir(parents=True, exist_ok=True)
+                elif member.isfile() and parts:
+                    extracted = tar.extractfile(member)
+                    assert extracted is not None
+                    _copy_member(extracted, staging / relative)
+                else:
+                    raise BuildError(
+                        f"archiv {archive.name} obsahuje {member.name}, což není soubor; nic jsem nezměnil"
+                    )
+    except (tarfile.TarError, OSError, EOFError) as error:
+        raise BuildError(f"archiv {archive.name} nejde rozbalit ({error}); nic jsem nezměnil") from error
+    files = {p.relative_to(staging).as_posix() for p in staging.rglob("*") if p.is_file()}
+    if "SHA256SUMS" not in files:
+        raise BuildError(f"archiv {archive.name} nemá uvnitř SHA256SUMS, není to sestavení doplňku; nic jsem nezměnil")
+    listed: set[str] = set()
+    for row in (staging / "SHA256SUMS").read_text(encoding="utf-8").splitlines():
+        digest, _, name = row.partition("  ")
+        good = name in files and hashlib.sha256((staging / name).read_bytes()).hexdigest() == digest
+        if not good:
+            raise BuildError(f"soubor {name} v archivu {archive.name} nesouhlasí s jeho SHA256SUMS; nic jsem nezměnil")
+        listed.add(name)
+    unlisted = sorted(files - listed - {"SHA256SUMS"})
+    if unlisted:
+        raise BuildError(
+            f"archiv {archive.name} nese soubory mimo své SHA256SUMS: {', '.join(unlisted)}; nic jsem nezměnil"
+        )
+    version = _version_2x(staging / "pyproject.toml")
+    if version is None or not (staging / "src" / PACKAGE / "_release.py").is_file():
+        raise BuildError(f"archiv {archive.name} není vydané sestavení doplňku {ADDON_NAME}; nic jsem nezměnil")
+    return version
+
+
+# ------------------------------------------------------------------ the command line
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -258,24 +554,51 @@ def _parser() -> argparse.ArgumentParser:
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--vault", type=Path, help="složka Miládky; doplněk půjde do <vault>/<kind>/mcp-multi-gmail")
     where.add_argument("--out", type=Path, help="přímo složka doplňku")
-    parser.add_argument("--kind", choices=KINDS, default=".doplnky", help="složka doplňků (česká / anglická Miládka)")
+    where.add_argument(
+        "--archive", action="store_true", help="místo instalace zapíše dist/mcp-multi-gmail-<verze>.tar.gz a SHA256SUMS"
+    )
+    parser.add_argument(
+        "--kind",
+        choices=KINDS,
+        default=None,
+        help="složka doplňků (česká / anglická Miládka); jinak ta, co ve vaultu už je",
+    )
+    parser.add_argument("--from", dest="source", type=Path, help="instaluje z archivu ověřeného SHA256SUMS vedle něj")
+    parser.add_argument("--dist", type=Path, default=ROOT / "dist", help="kam --archive zapíše (výchozí dist/)")
     return parser
+
+
+def _kind(vault: Path, asked: str | None) -> str:
+    """The add-on folder's kind: as asked, else the one the vault already uses, else the Czech one."""
+    if asked is not None:
+        return asked
+    present = [k for k in KINDS if (vault / k / ADDON_NAME).exists()] or [k for k in KINDS if (vault / k).is_dir()]
+    if len(present) > 1:
+        raise BuildError(
+            f"ve {vault} je {' i '.join(p + '/' for p in present)}; řekněte, kam doplněk patří: --kind .doplnky "
+            "nebo --kind .addons. Nic jsem nezměnil."
+        )
+    return present[0] if present else KINDS[0]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.vault is not None:
-        vault: Path = args.vault
-        if not vault.is_dir():
-            sys.stderr.write(f"chyba: složka {vault} neexistuje\n")
-            return 1
-        if not (vault / ".miladka" / "VERSION").is_file():
-            warn(f"{vault} nemá .miladka/VERSION; sestavený doplněk tam odmítne běžet.")
-        out = vault / args.kind / ADDON_NAME
-    else:
-        out = args.out
     try:
-        build(out)
+        if args.archive:
+            if args.source is not None or args.kind is not None:
+                raise BuildError("--archive nejde spojit s --from ani --kind")
+            make_archive(args.dist)
+            return 0
+        if args.vault is not None:
+            vault: Path = args.vault
+            if not vault.is_dir():
+                raise BuildError(f"složka {vault} neexistuje")
+            if not (vault / ".miladka" / "VERSION").is_file():
+                warn(f"{vault} nemá .miladka/VERSION; sestavený doplněk tam odmítne běžet.")
+            out = vault / _kind(vault, args.kind) / ADDON_NAME
+        else:
+            out = args.out
+        build(out, archive=args.source)
     except BuildError as error:
         sys.stderr.write(f"chyba: {error}\n")
         return 1
