@@ -40,7 +40,6 @@ import tarfile
 import tempfile
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -214,13 +213,15 @@ def _copy_tree(source: Path, target: Path, written: list[Path]) -> None:
             written.append(destination)
 
 
-@dataclass
 class Previous:
     """What an add-on folder holds before a build: which earlier build, its program, what stays."""
 
-    builds: list[str] = field(default_factory=list)  # e.g. "2.0.0", "1.5.0 (Node.js)"
-    program: list[str] = field(default_factory=list)  # top-level names replaced
-    kept: list[str] = field(default_factory=list)  # top-level names left alone
+    # A plain class: the tests load this script without registering it as a module, which a
+    # dataclass needs.
+    def __init__(self) -> None:
+        self.builds: list[str] = []  # e.g. "2.0.0", "1.5.0 (Node.js)"
+        self.program: list[str] = []  # top-level names replaced
+        self.kept: list[str] = []  # top-level names left alone
 
 
 def _listed_names(sums: Path) -> set[str]:

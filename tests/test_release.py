@@ -14,7 +14,11 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tomllib
+import uuid
+from datetime import UTC, datetime
+from email.message import EmailMessage
 from pathlib import Path
 from types import ModuleType
 
@@ -24,9 +28,12 @@ from mcp import Client, StdioServerParameters
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail import __version__
 from mcp_multi_gmail.layout import GUARD_MESSAGE, check_location
+from mcp_multi_gmail.watch.loop import NEW_MAIL_ADVICE
 from support import ROOT, gmail_env
 
 BUILD_SCRIPT = ROOT / "scripts" / "build_release.py"
+# The watcher's and the send journal's files in the add-on folder: every upgrade keeps them.
+KEPT = ("wait.owner", "wait-known.json", "send-journal.json", ".send-journal.lock")
 ADDON = Path(".doplnky") / "mcp-multi-gmail"
 CONFIG = Path("system") / "multigmail.json"
 TIMEOUT = 300
@@ -224,13 +231,20 @@ def test_rebuild_keeps_venv_and_watcher_state(tmp_path: Path, uv: list[str]) -> 
     assert build("--out", str(out)).returncode == 0
     (out / ".venv").mkdir()
     (out / ".venv" / "marker").write_text("x", encoding="utf-8")
-    (out / "wait-known.json").write_text("{}", encoding="utf-8")
+    state = {name: f"{name} of the earlier build" for name in KEPT}
+    for name, text in state.items():
+        (out / name).write_text(text, encoding="utf-8")
     (out / "src" / "mcp_multi_gmail" / "stale.py").write_text("", encoding="utf-8")
     again = build("--out", str(out))
     assert again.returncode == 0, again.stderr
-    assert (out / ".venv" / "marker").is_file() and (out / "wait-known.json").is_file()
+    assert f"Předchozí sestavení v {out.resolve()}: {__version__}." in again.stdout
+    assert "Ponecháno beze změny: .send-journal.lock, .venv, send-journal.json, wait-known.json, wait.owner" in (
+        again.stdout
+    )
+    assert (out / ".venv" / "marker").is_file()
+    assert {name: (out / name).read_text(encoding="utf-8") for name in KEPT} == state
     assert not (out / "src" / "mcp_multi_gmail" / "stale.py").exists()
-    assert "wait-known.json" not in verify_sums(out)
+    assert not set(KEPT) & set(verify_sums(out))
 
 
 def test_build_refuses_a_foreign_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -242,6 +256,187 @@ def test_build_refuses_a_foreign_folder(tmp_path: Path, capsys: pytest.CaptureFi
     assert "chyba:" in capsys.readouterr().err
     assert [p.name for p in foreign.iterdir()] == ["important.md"]
     assert script.main(["--vault", str(tmp_path / "missing")]) == 1
+
+
+# ------------------------------------------------------------------ upgrading a 1.5.0 add-on folder
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every path under `folder` with its bytes (None for a folder): what "nothing changed" compares."""
+    return {
+        p.relative_to(folder).as_posix(): (p.read_bytes() if p.is_file() else None) for p in sorted(folder.rglob("*"))
+    }
+
+
+def node_addon(vault: Path, kind: str = ".doplnky") -> Path:
+    """An add-on folder as 1.5.0 leaves it: the bundle, its SHA256SUMS and the watcher's two files."""
+    (vault / ".miladka").mkdir(parents=True, exist_ok=True)
+    (vault / ".miladka" / "VERSION").write_text("2.1\n", encoding="utf-8")
+    addon = vault / kind / "mcp-multi-gmail"
+    addon.mkdir(parents=True)
+    bundle = b"#!/usr/bin/env node\n// mcp-multi-gmail 1.5.0 (esbuild bundle)\n"
+    (addon / "mcp-multi-gmail.mjs").write_bytes(bundle)
+    (addon / "SHA256SUMS").write_text(f"{hashlib.sha256(bundle).hexdigest()}  mcp-multi-gmail.mjs\n", encoding="utf-8")
+    (addon / "wait.owner").write_text("48211 1759900000000 k2v9q1x", encoding="utf-8")
+    (addon / "wait-known.json").write_text('{"version": 1, "known": {}}', encoding="utf-8")
+    return addon
+
+
+def mail_for(address: str) -> EmailMessage:
+    msg = EmailMessage()
+    msg["From"] = "anna@example.org"
+    msg["To"] = address
+    msg["Subject"] = "Podklady"
+    msg["Message-ID"] = f"<{uuid.uuid4().hex}@example.org>"
+    msg.set_content("Dobrý den, posílám podklady.")
+    return msg
+
+
+@pytest.mark.parametrize("kind", [".doplnky", ".addons"])
+def test_upgrade_refuses_files_it_cannot_account_for(
+    tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vault = tmp_path / "vault"
+    addon = node_addon(vault, kind)
+    (addon / "poznamky.md").write_text("moje", encoding="utf-8")
+    (addon / "zaloha").mkdir()
+    before = snapshot(vault)
+    assert load_build_script().main(["--vault", str(vault)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"chyba: ve složce {addon.resolve()} je vedle předchozího sestavení 1.5.0 (Node.js)")
+    assert "poznamky.md, zaloha/; nic jsem nezměnil" in err
+    assert "mcp-multi-gmail.mjs" not in err and "wait" not in err
+    assert snapshot(vault) == before
+
+
+def test_upgrade_over_1_5_0_keeps_the_watcher_state_and_the_watcher_runs(
+    tmp_path: Path, uv: list[str], emulator: GmailEmulator
+) -> None:
+    vault = tmp_path / "vault"
+    addon = node_addon(vault)
+    (vault / "system").mkdir()
+    (vault / CONFIG).write_text(json.dumps({"accounts": [MAILBOX]}, indent=2), encoding="utf-8")
+    # 1.5.0's state: the mail it already reported, with the envelope's angle brackets.
+    reported = emulator.deliver(MAILBOX["address"], mail_for(MAILBOX["address"]))
+    known = json.dumps({"version": 1, "known": {"osobni": [f"<{reported.header_id}>"]}}, indent=2)
+    (addon / "wait-known.json").write_text(known, encoding="utf-8")
+    owner = (addon / "wait.owner").read_bytes()
+
+    done = build("--vault", str(vault))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert f"Předchozí sestavení v {addon.resolve()}: 1.5.0 (Node.js)." in lines
+    assert "Nahrazeno: SHA256SUMS, mcp-multi-gmail.mjs" in lines
+    assert "Ponecháno beze změny: wait-known.json, wait.owner" in lines
+    assert not (addon / "mcp-multi-gmail.mjs").exists()
+    assert (addon / "wait.owner").read_bytes() == owner
+    assert (addon / "wait-known.json").read_text(encoding="utf-8") == known
+    assert "pyproject.toml" in verify_sums(addon)
+    assert [p.name for p in (vault / ".doplnky").iterdir()] == ["mcp-multi-gmail"]  # no staging left
+
+    # The watcher of the new build reads 1.5.0's state: only the mail 1.5.0 had not reported wakes it.
+    emulator.deliver(MAILBOX["address"], mail_for(MAILBOX["address"]))
+    today = datetime.now(UTC).date().isoformat()
+    waited = start(uv, vault, ADDON.as_posix(), shell_env(emulator),
+                   "--wait", "--since", f"osobni={today}", "--max", "1m", "--interval", "1m")  # fmt: skip
+    assert waited.returncode == 0, waited.stderr
+    assert waited.stdout.splitlines() == [f"nová pošta: osobni 1. {NEW_MAIL_ADVICE}"]
+    saved = json.loads((addon / "wait-known.json").read_text(encoding="utf-8"))
+    assert len(saved["known"]["osobni"]) == 2 and reported.header_id in {
+        k.strip("<>") for k in saved["known"]["osobni"]
+    }
+
+
+# ------------------------------------------------------------------ the archive to install from
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory, uv: list[str]) -> Path:
+    dist = tmp_path_factory.mktemp("dist")
+    (dist / "SHA256SUMS").write_text(f"{'0' * 64}  mcp-multi-gmail-1.9.9.tar.gz\n", encoding="utf-8")
+    done = build("--archive", "--dist", str(dist))
+    assert done.returncode == 0, done.stderr
+    made = dist / f"mcp-multi-gmail-{__version__}.tar.gz"
+    assert f"Archiv: {made}" in done.stdout
+    return made
+
+
+def test_archive_and_its_sums(archive: Path) -> None:
+    dist = archive.parent
+    assert sorted(p.name for p in dist.iterdir()) == ["SHA256SUMS", archive.name]  # no staging left
+    rows = (dist / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
+    # The earlier archive's line stays; this one's is added (sha256sum -c --ignore-missing checks it).
+    assert rows == [
+        f"{'0' * 64}  mcp-multi-gmail-1.9.9.tar.gz",
+        f"{hashlib.sha256(archive.read_bytes()).hexdigest()}  {archive.name}",
+    ]
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+        assert all(m.isfile() or m.isdir() for m in tar.getmembers())
+        assert {m.mtime for m in tar.getmembers()} == {0}
+    top = f"mcp-multi-gmail-{__version__}"
+    assert {n.split("/", 1)[0] for n in names} == {top}
+    for needed in (
+        "pyproject.toml",
+        "uv.lock",
+        "SHA256SUMS",
+        "src/mcp_multi_gmail/_release.py",
+        "docs/pro-asistenta.md",
+    ):
+        assert f"{top}/{needed}" in names, needed
+    assert not [n for n in names if "gmail_emulator" in n or "/tests/" in n or n.endswith(".pyc")]
+
+
+def test_install_from_the_archive_over_1_5_0(archive: Path, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    addon = node_addon(vault)
+    known = (addon / "wait-known.json").read_bytes()
+    done = build("--vault", str(vault), "--from", str(archive))
+    assert done.returncode == 0, done.stderr
+    assert f"Doplněk mcp-multi-gmail {__version__} nainstalován z archivu {archive.name} do {addon.resolve()}." in (
+        done.stdout
+    )
+    assert "Nahrazeno: SHA256SUMS, mcp-multi-gmail.mjs" in done.stdout
+    assert (addon / "wait-known.json").read_bytes() == known and not (addon / "mcp-multi-gmail.mjs").exists()
+    listed = verify_sums(addon)
+    assert "src/mcp_multi_gmail/_release.py" in listed and "pyproject.toml" in listed
+
+
+@pytest.mark.parametrize("damage", ["archive", "sums", "no sums", "no line"])
+def test_install_from_a_damaged_archive_changes_nothing(
+    archive: Path, tmp_path: Path, damage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dist = tmp_path / "download"
+    dist.mkdir()
+    copy = dist / archive.name
+    shutil.copy2(archive, copy)
+    shutil.copy2(archive.parent / "SHA256SUMS", dist / "SHA256SUMS")
+    if damage == "archive":
+        data = bytearray(copy.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        copy.write_bytes(bytes(data))
+    elif damage == "sums":
+        text = (dist / "SHA256SUMS").read_text(encoding="utf-8")
+        digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+        (dist / "SHA256SUMS").write_text(text.replace(digest, digest[::-1]), encoding="utf-8")
+    elif damage == "no sums":
+        (dist / "SHA256SUMS").unlink()
+    else:
+        (dist / "SHA256SUMS").write_text(f"{'0' * 64}  mcp-multi-gmail-1.9.9.tar.gz\n", encoding="utf-8")
+    vault = tmp_path / "vault"
+    node_addon(vault)
+    before = snapshot(vault)
+    assert load_build_script().main(["--vault", str(vault), "--from", str(copy)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("chyba: ") and "nic jsem nezměnil" in err.lower()
+    expected = {
+        "archive": "nesouhlasí se SHA256SUMS",
+        "sums": "nesouhlasí se SHA256SUMS",
+        "no sums": "chybí SHA256SUMS",
+        "no line": f"nemá řádek pro {archive.name}",
+    }[damage]
+    assert expected in err
+    assert snapshot(vault) == before
 
 
 # ------------------------------------------------------------------ started as Miládka starts it
