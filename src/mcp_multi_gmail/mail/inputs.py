@@ -93,7 +93,81 @@ _RFC_2822 = re.compile(
     rf"(?:\s+(?:[+-]\d{{4}}|{_RFC_ZONES}))?(?:\s*\([^()]*\))?",
     re.IGNORECASE,
 )
-SINCE_EXAMPLES = '"2026-09-01", "2026-09-01 07:30", "2026-09-01T07:30:00+02:00" or "Tue, 01 Sep 2026 07:30:00 +0200"'
+# The forms 1.5.0 also took (JavaScript's Date parsing): 2026/09/30, Sep 30 2026, 30 Sep 2026, each
+# optionally with a time (seconds optional) and a zone. Unlike JavaScript, no zone means UTC here.
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH_NAMES = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH = r"(?P<month>[A-Za-z]{3,9})"
+_DAY_NAME = r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?\s+)?"
+_CLOCK = r"(?:\s+(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2}))?)?"
+_ZONE = r"(?:\s*(?P<zone>Z|UTC?|GMT|(?:UTC|GMT)?[+-]\d{2}:?\d{2}))?(?:\s*\([^()]*\))?"
+_LOOSE = (
+    re.compile(rf"(?P<year>\d{{4}})/(?P<mon>\d{{1,2}})/(?P<day>\d{{1,2}}){_CLOCK}{_ZONE}", re.IGNORECASE),
+    re.compile(rf"{_DAY_NAME}{_MONTH}\s+(?P<day>\d{{1,2}}),?\s+(?P<year>\d{{4}}){_CLOCK}{_ZONE}", re.IGNORECASE),
+    re.compile(rf"{_DAY_NAME}(?P<day>\d{{1,2}})\s+{_MONTH},?\s+(?P<year>\d{{4}}){_CLOCK}{_ZONE}", re.IGNORECASE),
+)
+# Every form `since` / `--since` reads, as the refusals list them (tools in English, the watcher in Czech).
+ACCEPTED_FORMS = (
+    "2026-09-30",
+    "2026-09-30 14:00",
+    "2026-09-30T14:00:00+02:00",
+    "2026/09/30",
+    "2026/09/30 14:00",
+    "Sep 30 2026",
+    "Sep 30 2026 14:00",
+    "30 Sep 2026",
+    "30 Sep 2026 14:00",
+    "Wed, 30 Sep 2026 14:00:00 +0200",
+)
+SINCE_FORMS = (
+    ", ".join(f'"{form}"' for form in ACCEPTED_FORMS)
+    + " (seconds optional; a date alone is that day from midnight UTC, a time without a zone is UTC)"
+)
+
+
+def _month(word: str) -> int | None:
+    word = word.lower()
+    for number, (short, full) in enumerate(zip(_MONTHS, _MONTH_NAMES, strict=True), start=1):
+        if word in (short, full) or (short == "sep" and word == "sept"):
+            return number
+    return None
+
+
+def _loose_moment(text: str) -> datetime | None:
+    for form in _LOOSE:
+        found = form.fullmatch(text)
+        if found is None:
+            continue
+        parts = found.groupdict()
+        month = int(parts["mon"]) if parts.get("mon") else _month(parts["month"])
+        if month is None:
+            return None
+        moment = datetime(
+            int(parts["year"]),
+            month,
+            int(parts["day"]),
+            int(parts["hour"] or 0),
+            int(parts["minute"] or 0),
+            int(parts["second"] or 0),
+        )
+        zone = (parts["zone"] or "").upper().removeprefix("GMT").removeprefix("UTC")
+        if zone in ("", "Z", "UT"):
+            return moment  # naive: read as UTC
+        return datetime.fromisoformat(f"{moment.isoformat()}{zone[:3]}:{zone[-2:]}")
+    return None
 
 
 def _parse_moment(text: str) -> datetime | None:
@@ -106,17 +180,15 @@ def _parse_moment(text: str) -> datetime | None:
     if _RFC_2822.fullmatch(text):
         # "-0000" (RFC 5322: local time of an unknown zone) comes back naive, read as UTC like ISO.
         return email.utils.parsedate_to_datetime(re.sub(r"\s*\([^()]*\)$", "", text))
-    return None
+    return _loose_moment(text)
 
 
 def since(value: str) -> datetime:
     """The pass boundary: a date is that calendar day (UTC midnight); a timestamp without an
-    offset is read as UTC; one with an offset is converted to UTC. ISO 8601 and RFC 2822 forms."""
+    offset is read as UTC; one with an offset is converted to UTC. ISO 8601 and RFC 2822 forms,
+    and the looser ones 1.5.0 took (SINCE_FORMS)."""
     text = value.strip()
-    bad = invalid_input(
-        f'"{value[:60]}" is not a date this server can read. Give the boundary as an ISO 8601 date or '
-        f"time or as an RFC 2822 date, for example {SINCE_EXAMPLES}."
-    )
+    bad = invalid_input(f'"{value[:60]}" is not a date this server can read. Accepted forms: {SINCE_FORMS}.')
     if not text or len(text) > 64 or not text.isascii():
         raise bad
     try:

@@ -15,6 +15,7 @@ from ..config import MIN_INTERVAL_MS, Config, ConfigError, load_config, parse_du
 from ..errors import MailError
 from ..gmail.endpoint import Endpoint, EndpointError, resolve_endpoint
 from ..layout import AddonLayout
+from ..mail.inputs import ACCEPTED_FORMS
 from ..mail.inputs import since as parse_since
 
 DEFAULT_INTERVAL_MS = 5 * 60_000
@@ -146,9 +147,9 @@ def _anchors(raw: Sequence[str], config: Config | None, problems: list[str]) -> 
             anchors[name] = parse_since(anchor)
         except MailError:
             problems.append(
-                f"kotva „{one_line(anchor)[:60]}“ u schránky {name} není datum "
-                "(čeká se RRRR-MM-DD, čas jako 2026-09-01 07:30 nebo 2026-09-01T07:30:00+02:00, "
-                "nebo datum podle RFC 2822 jako Tue, 01 Sep 2026 07:30:00 +0200)"
+                f"kotva „{one_line(anchor)[:60]}“ u schránky {name} není datum (čeká se jeden z tvarů "
+                + ", ".join(f"„{form}“" for form in ACCEPTED_FORMS)
+                + " – sekundy nejsou povinné, datum bez času je půlnoc UTC a čas bez pásma je UTC)"
             )
     return anchors
 

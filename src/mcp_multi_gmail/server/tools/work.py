@@ -20,8 +20,8 @@ Since = Annotated[
     str,
     Field(
         max_length=MAX_TOKEN,
-        description="The boundary: YYYY-MM-DD (that calendar day, UTC), an ISO 8601 time (no offset = UTC) or "
-        'an RFC 2822 date; e.g. "2026-09-30"',
+        description="The boundary: YYYY-MM-DD (that calendar day, UTC), an ISO 8601 time (no offset = UTC), "
+        'an RFC 2822 date, or 2026/09/30, Sep 30 2026, 30 Sep 2026 (time optional, UTC); e.g. "2026-09-30"',
     ),
 ]
 MessageIds = Annotated[
