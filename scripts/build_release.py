@@ -67,6 +67,7 @@ KEPT_FILES = ("wait.owner", "wait-known.json", "wait-known.json.tmp", "send-jour
 KEPT_DIRS = (".venv",)
 # The send journal's temporary copy is `.send-journal.json.<pid>.tmp` (mail/journal.py).
 KEPT_PREFIX, KEPT_SUFFIX = ".send-journal.json.", ".tmp"
+INSTALLER = "build_release.py"  # published beside the archive; --from needs nothing else
 NODE_PROGRAM = "mcp-multi-gmail.mjs"  # 1.5.0: one bundled file and its SHA256SUMS
 SKIP_DIRS = {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".venv"}
 SKIP_SUFFIXES = (".pyc", ".pyo")
@@ -445,7 +446,8 @@ def _gzip_tar(target: Path, staging: Path, top: str) -> None:
 
 
 def make_archive(dist: Path) -> Path:
-    """dist/mcp-multi-gmail-<version>.tar.gz (one folder mcp-multi-gmail-<version>/) and its SHA256SUMS line."""
+    """dist/mcp-multi-gmail-<version>.tar.gz (one folder mcp-multi-gmail-<version>/), beside it a copy
+    of this script (it installs from the archive without a clone) and the SHA256SUMS of both."""
     dist = dist.resolve()
     dist.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{ADDON_NAME}-archiv-", dir=dist))
@@ -457,10 +459,14 @@ def make_archive(dist: Path) -> Path:
         os.replace(partial, dist / name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    digest = hashlib.sha256((dist / name).read_bytes()).hexdigest()
-    update_sums(dist / "SHA256SUMS", name, digest)
+    installer = dist / INSTALLER
+    if installer.resolve() != Path(__file__).resolve():
+        shutil.copyfile(Path(__file__), installer)
+    for path in (dist / name, installer):
+        update_sums(dist / "SHA256SUMS", path.name, hashlib.sha256(path.read_bytes()).hexdigest())
     say(f"Archiv: {dist / name}")
-    say(f"SHA256SUMS: {dist / 'SHA256SUMS'} ({digest}  {name})")
+    say(f"Instalátor: {installer} (bez klonu: uv run --no-project python {INSTALLER} --vault <vault> --from {name})")
+    say(f"SHA256SUMS: {dist / 'SHA256SUMS'}")
     say(f"Kontrola: sha256sum -c --ignore-missing SHA256SUMS (ve složce {dist}).")
     return dist / name
 
@@ -585,6 +591,11 @@ def _kind(vault: Path, asked: str | None) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.source is None and not (ROOT / "src" / PACKAGE).is_dir():
+            raise BuildError(
+                f"{ROOT} není klon repozitáře mcp-multi-gmail; odsud umím jen instalovat z archivu: "
+                "--vault <vault> --from mcp-multi-gmail-<verze>.tar.gz"
+            )
         if args.archive:
             if args.source is not None or args.kind is not None:
                 raise BuildError("--archive nejde spojit s --from ani --kind")

@@ -363,10 +363,13 @@ def archive(tmp_path_factory: pytest.TempPathFactory, uv: list[str]) -> Path:
 
 def test_archive_and_its_sums(archive: Path) -> None:
     dist = archive.parent
-    assert sorted(p.name for p in dist.iterdir()) == ["SHA256SUMS", archive.name]  # no staging left
+    # The archive and the installer beside it, nothing else (no staging left).
+    assert sorted(p.name for p in dist.iterdir()) == ["SHA256SUMS", "build_release.py", archive.name]
+    assert (dist / "build_release.py").read_bytes() == BUILD_SCRIPT.read_bytes()
     rows = (dist / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
     # The earlier archive's line stays; this one's is added (sha256sum -c --ignore-missing checks it).
     assert rows == [
+        f"{hashlib.sha256(BUILD_SCRIPT.read_bytes()).hexdigest()}  build_release.py",
         f"{'0' * 64}  mcp-multi-gmail-1.9.9.tar.gz",
         f"{hashlib.sha256(archive.read_bytes()).hexdigest()}  {archive.name}",
     ]
@@ -391,7 +394,12 @@ def test_install_from_the_archive_over_1_5_0(archive: Path, tmp_path: Path) -> N
     vault = tmp_path / "vault"
     addon = node_addon(vault)
     known = (addon / "wait-known.json").read_bytes()
-    done = build("--vault", str(vault), "--from", str(archive))
+    # The installer published beside the archive, run outside any clone of the repository.
+    installer = archive.parent / "build_release.py"
+    done = subprocess.run(
+        [sys.executable, str(installer), "--vault", str(vault), "--from", str(archive)],
+        cwd=tmp_path, capture_output=True, text=True, env=shell_env(), timeout=TIMEOUT, check=False,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert f"Doplněk mcp-multi-gmail {__version__} nainstalován z archivu {archive.name} do {addon.resolve()}." in (
         done.stdout
