@@ -77,6 +77,9 @@ PASSWORD_ENV = {
     "MG_PASSWORD_AUTOMATY": "tretiheslohesloo",
 }
 SEND_NOTE = "- Odesílání (can_send): tutéž zprávu odeslanou podruhé během téhož dne (UTC) server odmítne"
+SEND_CHANGES = "- Odesílání (can_send): server se před odesláním vždy přihlásí i do IMAPu"
+HARD_LINKS = "- Přílohy (attachment_dirs): soubor s víc jmény (pevný odkaz, hard link) server nepřiloží"
+WATCH = "- Hlídač (watch, watch_interval, watch_hours): novou poštu hlídá přes IMAP IDLE"
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -118,10 +121,13 @@ def test_the_1_5_0_example_would_start_and_connects_nowhere(emulator: GmailEmula
     assert lines[: len(start_lines) - 1] == start_lines[:-1] and any("POZOR" in x for x in start_lines)
     summary = start_lines[-1].partition(" běží, ")[2]
     assert lines[len(start_lines) - 1] == f"V pořádku, server by naběhl: {summary}"
-    # Nothing in this file changes meaning; only the send note and what every user of 1.5.0 meets.
+    # Nothing in this file changes meaning; only the send and watcher notes (it may send and is
+    # watched; attachment_dirs is empty, so no attachment note) and what every user of 1.5.0 meets.
     notes = notes_of(done.stdout)
     assert notes[0].startswith(SEND_NOTE)
-    assert notes[1:] == [f"- {note}" for note in GENERAL_NOTES]
+    assert notes[1].startswith(SEND_CHANGES) and "15 s (verze 1.5.0 3 s)" in notes[1] and "100 adresátů" in notes[1]
+    assert notes[2].startswith(WATCH) and '"watch_idle": false' in notes[2]
+    assert notes[3:] == [f"- {note}" for note in GENERAL_NOTES]
     assert emulator.connections() == 0 and emulator.smtp_sessions() == 0
     assert all(password not in done.stdout + done.stderr for password in PASSWORD_ENV.values())
 
@@ -169,7 +175,10 @@ def test_a_1_5_0_file_that_no_longer_starts_gets_every_migration_line(tmp_path: 
     )
     assert refused in notes[4]
     assert notes[5].startswith(SEND_NOTE)
-    assert notes[6:] == [f"- {note}" for note in GENERAL_NOTES]
+    assert notes[6].startswith(SEND_CHANGES)
+    assert notes[7].startswith(HARD_LINKS) and "send_forbidden" in notes[7]
+    assert notes[8].startswith(WATCH)
+    assert notes[9:] == [f"- {note}" for note in GENERAL_NOTES]
     assert "absolutni" not in done.stdout.split("Co se pro toto", 1)[1]  # absolute paths mean what they meant
 
 

@@ -29,11 +29,41 @@ GENERAL_NOTES = (
     'Pole "from" ve výsledku mg_save_draft a mg_send_message je objekt {name, address}, ne text.',
     "Server se spouští přes uv (uv run --no-dev --project … mcp-multi-gmail --config …) místo node; "
     "upravte příkaz v .mcp.json.",
+    "Hlídač se spouští také přes uv: uv run --no-dev --project .doplnky/mcp-multi-gmail mcp-multi-gmail "
+    "--config system/multigmail.json --wait --since … místo node .doplnky/mcp-multi-gmail/mcp-multi-gmail.mjs "
+    "… --wait; kotvy, kódy ukončení i wait-known.json zůstávají.",
+    "Ostatní rozdíly, které se z nastavení poznat nedají (HTML zprávy jako text, kurzory místo čísel "
+    "stránek, limity výsledků a volání, neznámé přepínače serveru, režim opravy…), vyjmenovává README, "
+    "oddíl Přechod z verze 1.5.0.",
 )
 _SEND_NOTE = (
     "Odesílání (can_send): tutéž zprávu odeslanou podruhé během téhož dne (UTC) server odmítne kódem "
     'duplicate_send; znovu ji pošle jen s "repeat": true.'
 )
+
+
+# What a mailbox that may send meets (verified against mail/send.py, mail/journal.py and policy.py).
+_SEND_CHANGES = (
+    "Odesílání (can_send): server se před odesláním vždy přihlásí i do IMAPu (kontrola dvojího odeslání), "
+    "na kopii v Odeslané čeká až 15 s (verze 1.5.0 3 s) a do složky doplňku zapisuje deník send-journal.json "
+    "se zámkem .send-journal.lock; když je zapsat nemůže, zprávu neodešle. Nejvýš 100 adresátů (to + cc + bcc) "
+    'na zprávu; "confirm_sends": true nechá každé odeslání potvrdit uživatele v Claude Code.'
+)
+_HARD_LINK_NOTE = (
+    "Přílohy (attachment_dirs): soubor s víc jmény (pevný odkaz, hard link) server nepřiloží, odmítne ho "
+    "kódem send_forbidden – mohl by ležet i mimo povolené složky; přiložit jde jeho kopie."
+)
+_WATCH_NOTE = (
+    "Hlídač (watch, watch_interval, watch_hours): novou poštu hlídá přes IMAP IDLE a ohlásí ji hned, "
+    "watch_interval už neurčuje, jak často se probudí (jen jak často se navíc zeptá), a každá hlídaná "
+    'schránka drží o jedno spojení víc; "watch_idle": false vrátí hlídání jen dotazováním jako ve verzi 1.5.0.'
+)
+
+
+def _watches(raw: Mapping[str, Any]) -> bool:
+    accounts = raw.get("accounts")
+    watched = isinstance(accounts, list) and any(isinstance(a, dict) and a.get("watch") is True for a in accounts)
+    return watched or "watch_interval" in raw or "watch_hours" in raw
 
 
 def _show(text: str) -> str:
@@ -137,6 +167,11 @@ def migration_notes(path: Path, layout: AddonLayout | None) -> list[str]:
         notes.extend(_classification_notes(raw))
         accounts = raw.get("accounts")
         if isinstance(accounts, list) and any(isinstance(a, dict) and a.get("can_send") is True for a in accounts):
-            notes.append(_SEND_NOTE)
+            notes.extend((_SEND_NOTE, _SEND_CHANGES))
+        dirs = raw.get("attachment_dirs")
+        if isinstance(dirs, list) and any(isinstance(d, str) and d for d in dirs):
+            notes.append(_HARD_LINK_NOTE)
+        if _watches(raw):
+            notes.append(_WATCH_NOTE)
     notes.extend(GENERAL_NOTES)
     return notes
