@@ -18,7 +18,7 @@ from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.watch import idle
 from mcp_multi_gmail.watch.args import WatchArgs, plan_watch
 from mcp_multi_gmail.watch.check import imap_check
-from mcp_multi_gmail.watch.idle import Idler, start_idlers, stop_idlers
+from mcp_multi_gmail.watch.idle import IdleTimings, Idler, start_idlers, stop_idlers
 from mcp_multi_gmail.watch.loop import Watcher, run_watcher
 from mcp_multi_gmail.watch.state import KNOWN_FILE
 from support import gmail_env
@@ -187,13 +187,13 @@ def test_idle_refused_falls_back_to_polling(
 
 
 def test_a_connection_that_keeps_dropping_gives_idle_up(
-    emulator: GmailEmulator, config_path: Path, stop: threading.Event, monkeypatch: pytest.MonkeyPatch
+    emulator: GmailEmulator, config_path: Path, stop: threading.Event
 ) -> None:
-    monkeypatch.setattr(idle, "_BACKOFF_S", (0.01, 0.01, 0.01))
     emulator.add_fault(FaultRule("drop_before_reply", match="IDLE", times=-1))
     logs: list[str] = []
     _watcher_unused, plan = _watcher(emulator, config_path, config_path.parent)
-    [idler] = start_idlers(plan.watched, plan.config, plan.endpoint, threading.Event(), stop, logs.append)
+    timings = IdleTimings(backoff_s=(0.01,))
+    [idler] = start_idlers(plan.watched, plan.config, plan.endpoint, threading.Event(), stop, logs.append, timings)
     wait_until(lambda: idler.gave_up, "the IDLE to be given up")
     assert emulator.connections(OSOBNI) == idle.MAX_DROPS
     assert any("opakovaně přerušilo" in line for line in logs), logs
