@@ -3,6 +3,7 @@ or dropping again and again leaves the poll doing the work."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 import uuid
@@ -18,7 +19,7 @@ from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.watch import idle
 from mcp_multi_gmail.watch.args import WatchArgs, plan_watch
 from mcp_multi_gmail.watch.check import imap_check
-from mcp_multi_gmail.watch.idle import IdleTimings, Idler, start_idlers, stop_idlers
+from mcp_multi_gmail.watch.idle import TIMINGS_ENV, IdleTimings, Idler, start_idlers, stop_idlers, timings_from
 from mcp_multi_gmail.watch.loop import Watcher, run_watcher
 from mcp_multi_gmail.watch.state import KNOWN_FILE
 from support import gmail_env
@@ -211,3 +212,71 @@ def test_idle_is_reissued_and_still_wakes(emulator: GmailEmulator, config_path: 
     assert wake.wait(20)
     stop_idlers([idler], stop)
     wait_until(lambda: our_logouts(emulator) == 1, "the connection to log out")
+
+
+def test_idle_timings_are_gmails_unless_a_test_server_shortens_them(emulator: GmailEmulator, config_path: Path) -> None:
+    timings = IdleTimings()
+    assert (timings.reissue_s, timings.answer_s) == (9 * 60.0, 30.0)  # under Gmail's ~10 min drop
+    assert timings.backoff(1) == 2.0 and timings.backoff(99) == timings.backoff_s[-1]
+    assert timings_from({TIMINGS_ENV: "reissue=1,answer=0.5,backoff=0.1/0.2"}) == IdleTimings(1.0, 0.5, (0.1, 0.2))
+    assert timings_from({TIMINGS_ENV: "reissue=fast"}) is None
+    assert timings_from({}) is None
+
+
+def test_reissue_before_gmails_limit_keeps_one_connection(
+    emulator: GmailEmulator, config_path: Path, stop: threading.Event
+) -> None:
+    """Each IDLE ends before the drop limit, so one connection idles for longer than the limit."""
+    emulator.set_knobs(idle_drop_after_s=0.9)
+    _watcher_unused, plan = _watcher(emulator, config_path, config_path.parent)
+    idler = Idler("osobni", plan.config, plan.endpoint, threading.Event(), stop, lambda _line: None, reissue_s=0.3)
+    began = time.monotonic()
+    idler.start()
+    wait_until(lambda: len(idles_started(emulator)) >= 6, "IDLE re-issued five times")
+    assert time.monotonic() - began > 0.9 * 1.5
+    assert len(set(idles_started(emulator))) == 1 and emulator.connections(OSOBNI) == 1
+    assert idler.reconnects == 0
+    stop_idlers([idler], stop)
+
+
+DEAD_ENDS = {
+    # Gmail closes the socket with no BYE; the client sees the end of the stream.
+    "drop": {"idle_drop_after_s": 0.3},
+    # `* BYE Session expired, please login again.` during IDLE.
+    "bye": {"idle_bye_after_s": 0.3},
+    # Nothing answers any more, the socket stays open: only the unanswered DONE shows it.
+    "blackhole": {"idle_blackhole_after_s": 0.0},
+}
+GMAIL_ENDS: dict[str, object] = {"idle_drop_after_s": 600.0, "idle_bye_after_s": None, "idle_blackhole_after_s": None}
+# Backoff as in Gmail's default (2 s); the re-issue and DONE's answer shortened from 9 min and 30 s.
+TEST_TIMINGS = "reissue=3,answer=1,backoff=2"
+
+
+@pytest.mark.parametrize("end", list(DEAD_ENDS))
+def test_mail_that_came_while_idle_was_dead_wakes_the_watcher_after_the_reconnect(
+    end: str, emulator: GmailEmulator, config_path: Path, state_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    emulator.set_knobs(**DEAD_ENDS[end])
+    environ = {**gmail_env(emulator), TIMINGS_ENV: TEST_TIMINGS}
+    args = WatchArgs(
+        config_path=config_path, since=[f"osobni={boundary()}"], interval="5m", max_time="15m", hours=None,
+        layout=None, environ=environ,
+    )  # fmt: skip
+    watcher = Background(lambda: run_watcher(args, state_dir=state_dir))
+    wait_until(lambda: (state_dir / KNOWN_FILE).exists() and idles_started(emulator), "the first check and the IDLE")
+    if end != "blackhole":
+        wait_until(lambda: emulator.open_imap_sessions(OSOBNI) == 0, "Gmail to end the IDLE connection")
+    emulator.set_knobs(**GMAIL_ENDS)  # the next connection stays up
+    delivered = time.monotonic()
+    emulator.deliver(OSOBNI, mail())
+    listening = len(idles_started(emulator))
+    code = watcher.join(timeout=60)
+    elapsed = time.monotonic() - delivered
+    captured = capsys.readouterr()
+    assert code == 0 and captured.out.startswith("nová pošta: osobni 1.")
+    assert "spadlo" in captured.err and "je zpět, hned kontroluji" in captured.err
+    assert listening == 1  # the mail came while the one IDLE so far was dead or gone
+    # Found by the check after the reconnect (2 s backoff, plus the 3 s re-issue and 1 s answer for
+    # the silent connection), not by the 5-minute poll.
+    assert elapsed < (10 if end == "blackhole" else 6), f"woke {elapsed:.1f} s after the mail arrived"
+    sys.stderr.write(f"\nwake-up after a {end}: {elapsed:.2f} s\n")

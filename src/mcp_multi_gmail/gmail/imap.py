@@ -425,7 +425,8 @@ class ImapSession:
                 new_mail = True
             elif response and response[0] == b"BYE":
                 self.dead = True
-                raise ConnectionError("Gmail ended the IDLE connection")
+                said = " ".join(_text(part) for part in response[1:])
+                raise ConnectionError(f"Gmail ended the IDLE connection: BYE {said}".strip())
         if not responses and time.monotonic() - began < timeout / 2:
             self.dead = True
             raise ConnectionError("the IDLE connection was closed")
@@ -448,7 +449,12 @@ class ImapSession:
             sock.settimeout(seconds)
         try:
             yield
-        except (TimeoutError, OSError, IMAPClientAbortError):
+        except TimeoutError:
+            self.dead = True
+            if seconds is None:
+                raise
+            raise TimeoutError(f"no answer within {seconds:g} s") from None
+        except (OSError, IMAPClientAbortError):
             self.dead = True
             raise
         finally:
