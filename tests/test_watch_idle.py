@@ -3,6 +3,7 @@ or dropping again and again leaves the poll doing the work."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 import time
@@ -16,10 +17,11 @@ from typing import Any
 import pytest
 
 from gmail_emulator import FaultRule, GmailEmulator
+from mcp_multi_gmail.watch import args as args_module
 from mcp_multi_gmail.watch import idle
 from mcp_multi_gmail.watch.args import WatchArgs, plan_watch
 from mcp_multi_gmail.watch.check import imap_check
-from mcp_multi_gmail.watch.idle import TIMINGS_ENV, IdleTimings, Idler, start_idlers, stop_idlers, timings_from
+from mcp_multi_gmail.watch.idle import TIMINGS_ENV, Idler, IdleTimings, start_idlers, stop_idlers, timings_from
 from mcp_multi_gmail.watch.loop import Watcher, run_watcher
 from mcp_multi_gmail.watch.state import KNOWN_FILE
 from support import gmail_env
@@ -263,7 +265,9 @@ def test_mail_that_came_while_idle_was_dead_wakes_the_watcher_after_the_reconnec
         layout=None, environ=environ,
     )  # fmt: skip
     watcher = Background(lambda: run_watcher(args, state_dir=state_dir))
-    wait_until(lambda: (state_dir / KNOWN_FILE).exists() and idles_started(emulator), "the first check and the IDLE")
+    wait_until(
+        lambda: (state_dir / KNOWN_FILE).exists() and bool(idles_started(emulator)), "the first check and the IDLE"
+    )
     if end != "blackhole":
         wait_until(lambda: emulator.open_imap_sessions(OSOBNI) == 0, "Gmail to end the IDLE connection")
     emulator.set_knobs(**GMAIL_ENDS)  # the next connection stays up
@@ -280,3 +284,93 @@ def test_mail_that_came_while_idle_was_dead_wakes_the_watcher_after_the_reconnec
     # the silent connection), not by the 5-minute poll.
     assert elapsed < (10 if end == "blackhole" else 6), f"woke {elapsed:.1f} s after the mail arrived"
     sys.stderr.write(f"\nwake-up after a {end}: {elapsed:.2f} s\n")
+
+
+PRACE = "tym@example.com"
+TWO_ACCOUNTS: list[dict[str, Any]] = [*ACCOUNTS, {"name": "prace", "address": PRACE, "password": "tymovehesloheslo"}]
+
+
+def poll_sessions(emulator: GmailEmulator, address: str) -> dict[int, list[str]]:
+    """Every connection the account logged in on, with the commands it sent, in order."""
+    sessions: dict[int, list[str]] = {}
+    for command in emulator.commands(address):
+        sessions.setdefault(command.session_id, []).append(command.name)
+    return sessions
+
+
+def test_watch_idle_false_is_the_poll_only_watcher_of_1_5_0(
+    emulator: GmailEmulator,
+    write_config: Callable[..., Path],
+    state_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No IDLE command and no extra connection: one connection per poll, at the interval, and mail
+    waits for the next poll."""
+    monkeypatch.setattr(args_module, "MIN_INTERVAL_MS", 100)  # a 1 s interval, so the polls come quickly
+    interval_s = 1.0
+    config = write_config(ACCOUNTS, watch_idle=False)
+    args = WatchArgs(
+        config_path=config, since=[f"osobni={boundary()}"], interval="1s", max_time="15m", hours=None, layout=None,
+        environ=gmail_env(emulator),
+    )  # fmt: skip
+    watcher = Background(lambda: run_watcher(args, state_dir=state_dir))
+    wait_until(lambda: scans(emulator) >= 3, "three polls")
+    delivered = time.monotonic()
+    emulator.deliver(OSOBNI, mail())
+    assert watcher.join(timeout=30) == 0
+    elapsed = time.monotonic() - delivered
+    assert capsys.readouterr().out.startswith("nová pošta: osobni 1.")
+    wait_until(lambda: our_logouts(emulator) == len(poll_sessions(emulator, OSOBNI)), "every poll to log out")
+    sessions = poll_sessions(emulator, OSOBNI)
+    names = [name for commands in sessions.values() for name in commands]
+    assert "IDLE" not in names and idles_started(emulator) == []
+    assert emulator.login_peak(OSOBNI) == 1  # never a second connection beside the poll's
+    for commands in sessions.values():  # each connection is one poll: log in, scan, log out
+        assert commands[0] == "LOGIN" and commands[-1] == "LOGOUT" and "UID SEARCH" in commands
+    logins = [c.started for c in emulator.commands(OSOBNI) if c.name == "LOGIN"]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(logins)]
+    assert len(logins) >= 4 and all(gap >= interval_s * 0.9 for gap in gaps), gaps
+    assert elapsed <= interval_s + 5  # found by the next poll
+    sys.stderr.write(
+        f"\nwatch_idle false: {len(sessions)} polls, gaps {[round(g, 2) for g in gaps]} s, "
+        f"commands {sorted(set(names))}, first {next(iter(sessions.values()))}, woke {elapsed:.2f} s after mail\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("top", "osobni", "prace", "idling"),
+    [
+        ({}, {}, {"watch_idle": False}, [OSOBNI]),  # default true, one mailbox opts out
+        ({"watch_idle": False}, {"watch_idle": True}, {}, [OSOBNI]),  # off, one mailbox opts in
+    ],
+)
+def test_watch_idle_per_mailbox_overrides_the_top_level(
+    top: dict[str, Any],
+    osobni: dict[str, Any],
+    prace: dict[str, Any],
+    idling: list[str],
+    emulator: GmailEmulator,
+    write_config: Callable[..., Path],
+    state_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    accounts = [{**TWO_ACCOUNTS[0], **osobni}, {**TWO_ACCOUNTS[1], **prace}]
+    config = write_config(accounts, **top)
+    args = WatchArgs(
+        config_path=config, since=[f"osobni={boundary()}", f"prace={boundary()}"], interval="5m", max_time="15m",
+        hours=None, layout=None, environ=gmail_env(emulator),
+    )  # fmt: skip
+    watcher = Background(lambda: run_watcher(args, state_dir=state_dir))
+    wait_until(
+        lambda: (state_dir / KNOWN_FILE).exists() and bool(idles_started(emulator)), "the first check and the IDLE"
+    )
+    delivered = time.monotonic()
+    emulator.deliver(PRACE, mail())  # to the mailbox without IDLE: it waits for the poll
+    emulator.deliver(OSOBNI, mail())  # to the idling one: wakes the watcher at once
+    assert watcher.join(timeout=60) == 0
+    assert time.monotonic() - delivered < 30  # the poll would come after 5 minutes
+    # One round checks both; the mail for prace is reported with it, found by that round's poll.
+    assert capsys.readouterr().out.startswith("nová pošta: osobni 1, prace 1.")
+    assert {c.account for c in emulator.commands() if c.name == "IDLE"} == set(idling)
+    assert emulator.login_peak(PRACE) == 1  # only the poll's connection, never an IDLE one beside it
