@@ -22,7 +22,7 @@ from mcp_multi_gmail.watch import idle
 from mcp_multi_gmail.watch.args import WatchArgs, plan_watch
 from mcp_multi_gmail.watch.check import imap_check
 from mcp_multi_gmail.watch.idle import TIMINGS_ENV, Idler, IdleTimings, start_idlers, stop_idlers, timings_from
-from mcp_multi_gmail.watch.loop import Watcher, run_watcher
+from mcp_multi_gmail.watch.loop import Watcher, idle_timings, run_watcher
 from mcp_multi_gmail.watch.state import KNOWN_FILE
 from support import gmail_env
 from support import wait_until as shared_wait_until
@@ -223,6 +223,17 @@ def test_idle_timings_are_gmails_unless_a_test_server_shortens_them(emulator: Gm
     assert timings_from({TIMINGS_ENV: "reissue=1,answer=0.5,backoff=0.1/0.2"}) == IdleTimings(1.0, 0.5, (0.1, 0.2))
     assert timings_from({TIMINGS_ENV: "reissue=fast"}) is None
     assert timings_from({}) is None
+    shortened = {TIMINGS_ENV: "reissue=1,answer=0.5"}
+    _watcher_unused, test_plan = _watcher(emulator, config_path, config_path.parent)
+    assert idle_timings(test_plan, shortened) == IdleTimings(1.0, 0.5)
+    gmail_plan = plan_watch(
+        WatchArgs(
+            config_path=config_path, since=[f"osobni={boundary()}"], interval=None, max_time=None, hours=None,
+            layout=None, environ={},
+        )
+    )  # fmt: skip
+    assert not gmail_plan.endpoint.overridden
+    assert idle_timings(gmail_plan, shortened) == IdleTimings()  # real Gmail always gets Gmail's timings
 
 
 def test_reissue_before_gmails_limit_keeps_one_connection(

@@ -267,9 +267,9 @@ class Watcher:
 def _login_cause(error: MailError) -> str:
     """What the user has to fix, in the watcher's line (the detail in brackets gives Gmail's words)."""
     if error.kind == "web_login":
-        return "Gmail chce přihlášení v prohlížeči (přihlas se k účtu na webu Gmailu a pak spusť hlídače znovu)"
+        return "Gmail chce přihlášení v prohlížeči"
     if error.kind == "imap_disabled":
-        return "Gmail má pro ni vypnutý IMAP (zapne ho v nastavení Gmailu uživatel, u firemního účtu správce)"
+        return "Gmail má pro ni vypnutý IMAP"
     return "heslo aplikace je nejspíš zrušené nebo změněné"
 
 
@@ -320,7 +320,7 @@ def idling_mailboxes(plan: WatchPlan) -> list[str]:
     return [name for name in plan.watched if (a := plan.config.account(name)) is not None and a.watch_idle]
 
 
-def _idle_timings(plan: WatchPlan, environ: Mapping[str, str]) -> IdleTimings:
+def idle_timings(plan: WatchPlan, environ: Mapping[str, str]) -> IdleTimings:
     # Shorter timings only against the loopback test server: real Gmail always gets Gmail's.
     override = timings_from(environ) if plan.endpoint.overridden else None
     if override is not None:
@@ -347,7 +347,7 @@ def run_watcher(args: WatchArgs, *, state_dir: Path | None = None) -> int:
     wake = threading.Event() if idling else None
     stop = threading.Event()
     idlers = (
-        start_idlers(idling, plan.config, plan.endpoint, wake, stop, stderr_log, _idle_timings(plan, args.environ))
+        start_idlers(idling, plan.config, plan.endpoint, wake, stop, stderr_log, idle_timings(plan, args.environ))
         if wake is not None
         else []
     )
