@@ -22,7 +22,8 @@ import pytest
 
 from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.config import parse_duration_ms, parse_hours
-from mcp_multi_gmail.errors import MailError
+from mcp_multi_gmail.errors import ErrorCode, MailError, RefusalKind
+from mcp_multi_gmail.gmail.refusals import login_refused
 from mcp_multi_gmail.watch.args import DEFAULT_MAX_MS, WatchArgs, WatchArgsError, plan_watch
 from mcp_multi_gmail.watch.check import imap_check
 from mcp_multi_gmail.watch.loop import (
@@ -271,18 +272,84 @@ def test_network_failures_never_end_in_a_problem(
     assert sum("neodpovídá" in line for line in logs) == 7
 
 
-@pytest.mark.parametrize("kind", ["too_many", "unavailable", "throttled", "webalert"])
+@pytest.mark.parametrize("kind", ["too_many", "unavailable", "throttled"])
 def test_refusals_that_are_not_the_password_never_end_in_a_problem(
     kind: str, emulator: GmailEmulator, make: Callable[..., Watcher], logs: list[str]
 ) -> None:
-    """Gmail's 15-connection limit is shared with the user's phone: a refusal for it, an outage or a
-    web-login demand is ridden out, never reported as a revoked app password (exit 5)."""
+    """Gmail's 15-connection limit is shared with the user's phone: a refusal for it or an outage is
+    ridden out, never reported as a revoked app password (exit 5)."""
     emulator.add_fault(FaultRule(action=f"refuse_login:{kind}", account=OSOBNI, times=-1))
     watcher = make(max_time="30m")
     outcome = watcher.run()
     assert (outcome.code, outcome.line) == (4, LINE_TIME_UP)
     assert watcher.checks == 7
     assert all("osobni" in line and "heslo aplikace" not in line for line in logs if "schránka" in line)
+
+
+def _web_login_is_classified() -> bool:
+    # The login classification lives in gmail/refusals.py; the watcher relies on its `kind`.
+    return login_refused("osobni", "[ALERT] Please log in via your web browser", web_alert=True).kind == "web_login"
+
+
+@pytest.mark.xfail(
+    not _web_login_is_classified(), reason="gmail/refusals.py does not mark web-login refusals yet", strict=True
+)
+def test_a_web_login_demand_ends_the_watcher_on_the_second_round(
+    emulator: GmailEmulator, make: Callable[..., Watcher], logs: list[str]
+) -> None:
+    """Nobody but the user can sign in in the browser: left alone, the mailbox would stay unwatched."""
+    emulator.add_fault(FaultRule(action="refuse_login:webalert", account=OSOBNI, times=-1))
+    watcher = make(max_time="30m")
+    outcome = watcher.run()
+    assert outcome.code == 5
+    assert outcome.line.startswith("problém: schránka osobni se nepřihlásí, Gmail chce přihlášení v prohlížeči")
+    assert "heslo aplikace" not in outcome.line
+    assert watcher.checks == 2
+    assert sum("když se to zopakuje, ohlásím problém" in line for line in logs) == 1
+
+
+@pytest.mark.parametrize(
+    ("kind", "cause"),
+    [("web_login", "Gmail chce přihlášení v prohlížeči"), ("imap_disabled", "Gmail má pro ni vypnutý IMAP")],
+)
+def test_a_refusal_only_the_user_can_fix_ends_the_watcher_on_the_second_round(
+    kind: RefusalKind, cause: str, state_dir: Path, fake: FakeTime, logs: list[str]
+) -> None:
+    code: ErrorCode = "upstream_error" if kind == "web_login" else "auth_failed"
+
+    def check(name: str, since: datetime) -> set[str]:
+        raise MailError(code, f'Mailbox "{name}": Gmail blocked the login.', kind=kind)
+
+    watcher = Watcher(
+        {"osobni": datetime.now(UTC)}, state_dir=state_dir, check=check, clock=fake.clock, sleep=fake.sleep,
+        max_s=3600, log=logs.append,
+    )  # fmt: skip
+    outcome = watcher.run()
+    assert outcome.code == 5
+    assert outcome.line.startswith(f"problém: schránka osobni se nepřihlásí, {cause}")
+    assert outcome.line.endswith('(Mailbox "osobni": Gmail blocked the login)')
+    assert watcher.checks == 2
+
+
+def test_a_passing_refusal_between_two_web_login_demands_starts_the_count_again(
+    state_dir: Path, fake: FakeTime
+) -> None:
+    answers = [
+        MailError("upstream_error", "Web login required.", kind="web_login"),
+        MailError("upstream_error", "Too many simultaneous connections.", retryable=True),
+        MailError("upstream_error", "Web login required.", kind="web_login"),
+        MailError("upstream_error", "Web login required.", kind="web_login"),
+    ]
+
+    def check(name: str, since: datetime) -> set[str]:
+        raise answers.pop(0)
+
+    watcher = Watcher(
+        {"osobni": datetime.now(UTC)}, state_dir=state_dir, check=check, clock=fake.clock, sleep=fake.sleep, max_s=3600
+    )
+    outcome = watcher.run()
+    assert outcome.code == 5 and "přihlášení v prohlížeči" in outcome.line
+    assert watcher.checks == 4
 
 
 def test_a_refusal_for_connections_between_two_bad_passwords_starts_the_count_again(

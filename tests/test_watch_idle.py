@@ -3,6 +3,8 @@ or dropping again and again leaves the poll doing the work."""
 
 from __future__ import annotations
 
+import itertools
+import sys
 import threading
 import time
 import uuid
@@ -15,11 +17,12 @@ from typing import Any
 import pytest
 
 from gmail_emulator import FaultRule, GmailEmulator
+from mcp_multi_gmail.watch import args as args_module
 from mcp_multi_gmail.watch import idle
 from mcp_multi_gmail.watch.args import WatchArgs, plan_watch
 from mcp_multi_gmail.watch.check import imap_check
-from mcp_multi_gmail.watch.idle import Idler, start_idlers, stop_idlers
-from mcp_multi_gmail.watch.loop import Watcher, run_watcher
+from mcp_multi_gmail.watch.idle import TIMINGS_ENV, Idler, IdleTimings, start_idlers, stop_idlers, timings_from
+from mcp_multi_gmail.watch.loop import Watcher, idle_timings, run_watcher
 from mcp_multi_gmail.watch.state import KNOWN_FILE
 from support import gmail_env
 from support import wait_until as shared_wait_until
@@ -187,13 +190,13 @@ def test_idle_refused_falls_back_to_polling(
 
 
 def test_a_connection_that_keeps_dropping_gives_idle_up(
-    emulator: GmailEmulator, config_path: Path, stop: threading.Event, monkeypatch: pytest.MonkeyPatch
+    emulator: GmailEmulator, config_path: Path, stop: threading.Event
 ) -> None:
-    monkeypatch.setattr(idle, "_BACKOFF_S", (0.01, 0.01, 0.01))
     emulator.add_fault(FaultRule("drop_before_reply", match="IDLE", times=-1))
     logs: list[str] = []
     _watcher_unused, plan = _watcher(emulator, config_path, config_path.parent)
-    [idler] = start_idlers(plan.watched, plan.config, plan.endpoint, threading.Event(), stop, logs.append)
+    timings = IdleTimings(backoff_s=(0.01,))
+    [idler] = start_idlers(plan.watched, plan.config, plan.endpoint, threading.Event(), stop, logs.append, timings)
     wait_until(lambda: idler.gave_up, "the IDLE to be given up")
     assert emulator.connections(OSOBNI) == idle.MAX_DROPS
     assert any("opakovaně přerušilo" in line for line in logs), logs
@@ -211,3 +214,174 @@ def test_idle_is_reissued_and_still_wakes(emulator: GmailEmulator, config_path: 
     assert wake.wait(20)
     stop_idlers([idler], stop)
     wait_until(lambda: our_logouts(emulator) == 1, "the connection to log out")
+
+
+def test_idle_timings_are_gmails_unless_a_test_server_shortens_them(emulator: GmailEmulator, config_path: Path) -> None:
+    timings = IdleTimings()
+    assert (timings.reissue_s, timings.answer_s) == (9 * 60.0, 30.0)  # under Gmail's ~10 min drop
+    assert timings.backoff(1) == 2.0 and timings.backoff(99) == timings.backoff_s[-1]
+    assert timings_from({TIMINGS_ENV: "reissue=1,answer=0.5,backoff=0.1/0.2"}) == IdleTimings(1.0, 0.5, (0.1, 0.2))
+    assert timings_from({TIMINGS_ENV: "reissue=fast"}) is None
+    assert timings_from({}) is None
+    shortened = {TIMINGS_ENV: "reissue=1,answer=0.5"}
+    _watcher_unused, test_plan = _watcher(emulator, config_path, config_path.parent)
+    assert idle_timings(test_plan, shortened) == IdleTimings(1.0, 0.5)
+    gmail_plan = plan_watch(
+        WatchArgs(
+            config_path=config_path, since=[f"osobni={boundary()}"], interval=None, max_time=None, hours=None,
+            layout=None, environ={},
+        )
+    )  # fmt: skip
+    assert not gmail_plan.endpoint.overridden
+    assert idle_timings(gmail_plan, shortened) == IdleTimings()  # real Gmail always gets Gmail's timings
+
+
+def test_reissue_before_gmails_limit_keeps_one_connection(
+    emulator: GmailEmulator, config_path: Path, stop: threading.Event
+) -> None:
+    """Each IDLE ends before the drop limit, so one connection idles for longer than the limit."""
+    emulator.set_knobs(idle_drop_after_s=0.9)
+    _watcher_unused, plan = _watcher(emulator, config_path, config_path.parent)
+    idler = Idler("osobni", plan.config, plan.endpoint, threading.Event(), stop, lambda _line: None, reissue_s=0.3)
+    began = time.monotonic()
+    idler.start()
+    wait_until(lambda: len(idles_started(emulator)) >= 6, "IDLE re-issued five times")
+    assert time.monotonic() - began > 0.9 * 1.5
+    assert len(set(idles_started(emulator))) == 1 and emulator.connections(OSOBNI) == 1
+    assert idler.reconnects == 0
+    stop_idlers([idler], stop)
+
+
+DEAD_ENDS = {
+    # Gmail closes the socket with no BYE; the client sees the end of the stream.
+    "drop": {"idle_drop_after_s": 0.3},
+    # `* BYE Session expired, please login again.` during IDLE.
+    "bye": {"idle_bye_after_s": 0.3},
+    # Nothing answers any more, the socket stays open: only the unanswered DONE shows it.
+    "blackhole": {"idle_blackhole_after_s": 0.0},
+}
+GMAIL_ENDS: dict[str, object] = {"idle_drop_after_s": 600.0, "idle_bye_after_s": None, "idle_blackhole_after_s": None}
+# Backoff as in Gmail's default (2 s); the re-issue and DONE's answer shortened from 9 min and 30 s.
+TEST_TIMINGS = "reissue=3,answer=1,backoff=2"
+
+
+@pytest.mark.parametrize("end", list(DEAD_ENDS))
+def test_mail_that_came_while_idle_was_dead_wakes_the_watcher_after_the_reconnect(
+    end: str, emulator: GmailEmulator, config_path: Path, state_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    emulator.set_knobs(**DEAD_ENDS[end])
+    environ = {**gmail_env(emulator), TIMINGS_ENV: TEST_TIMINGS}
+    args = WatchArgs(
+        config_path=config_path, since=[f"osobni={boundary()}"], interval="5m", max_time="15m", hours=None,
+        layout=None, environ=environ,
+    )  # fmt: skip
+    watcher = Background(lambda: run_watcher(args, state_dir=state_dir))
+    wait_until(
+        lambda: (state_dir / KNOWN_FILE).exists() and bool(idles_started(emulator)), "the first check and the IDLE"
+    )
+    if end != "blackhole":
+        wait_until(lambda: emulator.open_imap_sessions(OSOBNI) == 0, "Gmail to end the IDLE connection")
+    emulator.set_knobs(**GMAIL_ENDS)  # the next connection stays up
+    delivered = time.monotonic()
+    emulator.deliver(OSOBNI, mail())
+    listening = len(idles_started(emulator))
+    code = watcher.join(timeout=60)
+    elapsed = time.monotonic() - delivered
+    captured = capsys.readouterr()
+    assert code == 0 and captured.out.startswith("nová pošta: osobni 1.")
+    assert "spadlo" in captured.err and "je zpět, hned kontroluji" in captured.err
+    assert listening == 1  # the mail came while the one IDLE so far was dead or gone
+    # Found by the check after the reconnect (2 s backoff, plus the 3 s re-issue and 1 s answer for
+    # the silent connection), not by the 5-minute poll.
+    assert elapsed < (10 if end == "blackhole" else 6), f"woke {elapsed:.1f} s after the mail arrived"
+    sys.stderr.write(f"\nwake-up after a {end}: {elapsed:.2f} s\n")
+
+
+PRACE = "tym@example.com"
+TWO_ACCOUNTS: list[dict[str, Any]] = [*ACCOUNTS, {"name": "prace", "address": PRACE, "password": "tymovehesloheslo"}]
+
+
+def poll_sessions(emulator: GmailEmulator, address: str) -> dict[int, list[str]]:
+    """Every connection the account logged in on, with the commands it sent, in order."""
+    sessions: dict[int, list[str]] = {}
+    for command in emulator.commands(address):
+        sessions.setdefault(command.session_id, []).append(command.name)
+    return sessions
+
+
+def test_watch_idle_false_is_the_poll_only_watcher_of_1_5_0(
+    emulator: GmailEmulator,
+    write_config: Callable[..., Path],
+    state_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """No IDLE command and no extra connection: one connection per poll, at the interval, and mail
+    waits for the next poll."""
+    monkeypatch.setattr(args_module, "MIN_INTERVAL_MS", 100)  # a 1 s interval, so the polls come quickly
+    interval_s = 1.0
+    config = write_config(ACCOUNTS, watch_idle=False)
+    args = WatchArgs(
+        config_path=config, since=[f"osobni={boundary()}"], interval="1s", max_time="15m", hours=None, layout=None,
+        environ=gmail_env(emulator),
+    )  # fmt: skip
+    watcher = Background(lambda: run_watcher(args, state_dir=state_dir))
+    wait_until(lambda: scans(emulator) >= 3, "three polls")
+    delivered = time.monotonic()
+    emulator.deliver(OSOBNI, mail())
+    assert watcher.join(timeout=30) == 0
+    elapsed = time.monotonic() - delivered
+    assert capsys.readouterr().out.startswith("nová pošta: osobni 1.")
+    wait_until(lambda: our_logouts(emulator) == len(poll_sessions(emulator, OSOBNI)), "every poll to log out")
+    sessions = poll_sessions(emulator, OSOBNI)
+    names = [name for commands in sessions.values() for name in commands]
+    assert "IDLE" not in names and idles_started(emulator) == []
+    assert emulator.login_peak(OSOBNI) == 1  # never a second connection beside the poll's
+    for commands in sessions.values():  # each connection is one poll: log in, scan, log out
+        assert commands[0] == "LOGIN" and commands[-1] == "LOGOUT" and "UID SEARCH" in commands
+    logins = [c.started for c in emulator.commands(OSOBNI) if c.name == "LOGIN"]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(logins)]
+    assert len(logins) >= 4 and all(gap >= interval_s * 0.9 for gap in gaps), gaps
+    assert elapsed <= interval_s + 5  # found by the next poll
+    sys.stderr.write(
+        f"\nwatch_idle false: {len(sessions)} polls, gaps {[round(g, 2) for g in gaps]} s, "
+        f"commands {sorted(set(names))}, first {next(iter(sessions.values()))}, woke {elapsed:.2f} s after mail\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("top", "osobni", "prace", "idling"),
+    [
+        ({}, {}, {"watch_idle": False}, [OSOBNI]),  # default true, one mailbox opts out
+        ({"watch_idle": False}, {"watch_idle": True}, {}, [OSOBNI]),  # off, one mailbox opts in
+    ],
+)
+def test_watch_idle_per_mailbox_overrides_the_top_level(
+    top: dict[str, Any],
+    osobni: dict[str, Any],
+    prace: dict[str, Any],
+    idling: list[str],
+    emulator: GmailEmulator,
+    write_config: Callable[..., Path],
+    state_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    accounts = [{**TWO_ACCOUNTS[0], **osobni}, {**TWO_ACCOUNTS[1], **prace}]
+    config = write_config(accounts, **top)
+    args = WatchArgs(
+        config_path=config, since=[f"osobni={boundary()}", f"prace={boundary()}"], interval="5m", max_time="15m",
+        hours=None, layout=None, environ=gmail_env(emulator),
+    )  # fmt: skip
+    watcher = Background(lambda: run_watcher(args, state_dir=state_dir))
+    wait_until(
+        lambda: (state_dir / KNOWN_FILE).exists() and bool(idles_started(emulator)), "the first check and the IDLE"
+    )
+    delivered = time.monotonic()
+    emulator.deliver(PRACE, mail())  # to the mailbox without IDLE: it waits for the poll
+    emulator.deliver(OSOBNI, mail())  # to the idling one: wakes the watcher at once
+    assert watcher.join(timeout=60) == 0
+    assert time.monotonic() - delivered < 30  # the poll would come after 5 minutes
+    # One round checks both; the mail for prace is reported with it, found by that round's poll.
+    assert capsys.readouterr().out.startswith("nová pošta: osobni 1, prace 1.")
+    assert {c.account for c in emulator.commands() if c.name == "IDLE"} == set(idling)
+    assert emulator.login_peak(PRACE) == 1  # only the poll's connection, never an IDLE one beside it

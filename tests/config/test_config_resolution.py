@@ -102,6 +102,25 @@ def test_bad_watch_hours(tmp_path: Path, value: str) -> None:
     assert f'"watch_hours" je "{value}"' in message and '"9-19"' in message
 
 
+def test_watch_idle_is_on_by_default_and_a_mailbox_may_differ_from_the_top_level(tmp_path: Path) -> None:
+    path = write(tmp_path / "default.json", {"accounts": [account("prace"), account("tym", watch_idle=False)]})
+    assert [a.watch_idle for a in load_config(path, environ={}).accounts] == [True, False]
+    path = write(
+        tmp_path / "off.json", {"watch_idle": False, "accounts": [account("prace"), account("tym", watch_idle=True)]}
+    )
+    assert [a.watch_idle for a in load_config(path, environ={}).accounts] == [False, True]
+
+
+@pytest.mark.parametrize("where", ["top", "mailbox"])
+@pytest.mark.parametrize("value", ["false", 0, None])
+def test_watch_idle_takes_only_true_or_false(tmp_path: Path, where: str, value: object) -> None:
+    body: dict[str, Any] = {"accounts": [account(watch_idle=value) if where == "mailbox" else account()]}
+    if where == "top":
+        body["watch_idle"] = value
+    message = refusal(write(tmp_path / "config.json", body))
+    assert "watch_idle" in message and "true nebo false" in message
+
+
 # --- relative paths -------------------------------------------------------------------------
 
 

@@ -153,6 +153,18 @@ async def test_reload_reports_changes_and_keeps_old_settings_on_error(
         assert [a["account"] for a in listed.structured_content["accounts"]] == ["osobni", "dalsi"]
 
 
+async def test_reload_of_watch_idle_says_the_watcher_needs_a_restart(
+    write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    runtime = make_runtime(write_config([OSOBNI, TYM]))
+    write_config([OSOBNI, {**TYM, "watch_idle": False}])
+    async with Client(build_server(runtime)) as client:
+        data = (await client.call_tool("mg_reload_config", {})).structured_content
+        assert data["watch_settings_changed"] is True and data["accounts_changed"] == ["tym"]
+        unchanged = (await client.call_tool("mg_reload_config", {})).structured_content
+        assert unchanged["watch_settings_changed"] is False
+
+
 async def test_tools_declare_schema_title_annotations(
     write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
 ) -> None:

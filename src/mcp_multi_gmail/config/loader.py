@@ -213,6 +213,7 @@ def _resolve_account(
         ),
         smtp_port=acc.smtp_port if acc.smtp_port is not None else model.smtp_port,
         max_connections=acc.max_connections,
+        watch_idle=acc.watch_idle if acc.own_watch_idle else model.watch_idle,
     )
 
 

@@ -87,6 +87,8 @@ class RawAccount(BaseModel):
     unread_only: bool = False
     can_send: bool = False
     watch: bool = False
+    # Absent = the top-level `watch_idle` (told apart via model_fields_set, see own_watch_idle).
+    watch_idle: bool = True
     assignment_labels: list[PlainText] = Field(default_factory=list)
     my_label: PlainText | None = None
     # Absent = no limit, [] = nobody: an explicit null is refused rather than read as "no limit".
@@ -108,6 +110,10 @@ class RawAccount(BaseModel):
     def own_classifications(self) -> bool:
         return "classification_labels" in self.model_fields_set
 
+    @property
+    def own_watch_idle(self) -> bool:
+        return "watch_idle" in self.model_fields_set
+
 
 class RawConfig(BaseModel):
     model_config = _STRICT
@@ -121,4 +127,6 @@ class RawConfig(BaseModel):
     passwords_file: PlainText | None = None
     watch_hours: str | None = None
     watch_interval: str | None = None
+    # false = 1.5.0's poll-only watcher: no IDLE connection, a check every watch_interval only.
+    watch_idle: bool = True
     call_timeout_s: int = 60

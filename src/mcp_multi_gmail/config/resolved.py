@@ -43,6 +43,7 @@ class Account:
     aliases: tuple[Alias, ...]
     smtp_port: int | None  # None = probe 465, then 587
     max_connections: int = 4  # simultaneous IMAP connections this server opens to the mailbox
+    watch_idle: bool = True  # the watcher keeps an IDLE connection for it (else it only polls)
 
 
 @dataclass(frozen=True)

@@ -235,6 +235,9 @@ class ImapSession:
         # A command that changes the mailbox (CREATE, STORE, APPEND, MOVE) was sent: if the connection
         # breaks from here on, its outcome is unknown and the error has to say so.
         self._changes_sent = False
+        # The connection was found dead (an IDLE answer that never came, a BYE, a closed socket): no
+        # LOGOUT is owed or possible, so closing does not wait for one.
+        self.dead = False
 
     @property
     def changes_sent(self) -> bool:
@@ -394,12 +397,15 @@ class ImapSession:
     def can_idle(self) -> bool:
         return b"IDLE" in {bytes(c).upper() for c in self.client.capabilities()}
 
-    def idle_start(self) -> bool:
-        """Enter IDLE on the open folder; False when the server refuses it (tagged NO/BAD)."""
+    def idle_start(self, answer_s: float | None = None) -> bool:
+        """Enter IDLE on the open folder; False when the server refuses it (tagged NO/BAD).
+
+        `answer_s`: Gmail's `+ idling` must come within this many seconds, else TimeoutError (dead)."""
         from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
 
         try:
-            self.client.idle()
+            with self._answer_within(answer_s):
+                self.client.idle()
         except IMAPClientAbortError:
             raise
         except IMAPClientError:
@@ -418,13 +424,42 @@ class ImapSession:
             if len(response) >= 2 and response[1] == b"EXISTS":
                 new_mail = True
             elif response and response[0] == b"BYE":
-                raise ConnectionError("Gmail ended the IDLE connection")
+                self.dead = True
+                said = " ".join(_text(part) for part in response[1:])
+                raise ConnectionError(f"Gmail ended the IDLE connection: BYE {said}".strip())
         if not responses and time.monotonic() - began < timeout / 2:
+            self.dead = True
             raise ConnectionError("the IDLE connection was closed")
         return new_mail
 
-    def idle_stop(self) -> None:
-        self.client.idle_done()
+    def idle_stop(self, answer_s: float | None = None) -> None:
+        """DONE; the tagged answer must come within `answer_s` seconds, else TimeoutError (dead).
+        Gmail sends nothing while idling, so this answer is what proves the connection alive."""
+        with self._answer_within(answer_s):
+            self.client.idle_done()
+
+    @contextmanager
+    def _answer_within(self, seconds: float | None) -> Iterator[None]:
+        """Bound the wait for the server's answer; a wait that runs out marks the connection dead."""
+        from imapclient.exceptions import IMAPClientAbortError
+
+        sock = self.client.socket()
+        previous = sock.gettimeout()
+        if seconds is not None:
+            sock.settimeout(seconds)
+        try:
+            yield
+        except TimeoutError:
+            self.dead = True
+            if seconds is None:
+                raise
+            raise TimeoutError(f"no answer within {seconds:g} s") from None
+        except (OSError, IMAPClientAbortError):
+            self.dead = True
+            raise
+        finally:
+            with contextlib.suppress(OSError):
+                sock.settimeout(previous)
 
     # ------------------------------------------------------------------ writing
 
@@ -662,7 +697,11 @@ def open_session(
     except IMAPClientError as error:
         raise command_refused(account, _gmail_reason(error)) from None
     finally:
-        _close(client)
+        if session is not None and session.dead:
+            with contextlib.suppress(Exception):
+                client.shutdown()
+        else:
+            _close(client)
         if progress is not None:
             progress.unregister(sock)
 

@@ -124,7 +124,10 @@ def reload_config(runtime: Runtime) -> ReloadResult:
             or old.attachment_dirs != new.attachment_dirs
             or old.quote_locale != new.quote_locale
         ),
-        watch_settings_changed=(old.watch_hours, old.watch_interval_ms) != (new.watch_hours, new.watch_interval_ms),
+        watch_settings_changed=(
+            (old.watch_hours, old.watch_interval_ms) != (new.watch_hours, new.watch_interval_ms)
+            or {a.name: a.watch_idle for a in old.accounts} != {a.name: a.watch_idle for a in new.accounts}
+        ),
         warnings=list(new.warnings),
         next=(
             "Check the change with mg_list_accounts (verify: true after a new app password), "

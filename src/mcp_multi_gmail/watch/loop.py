@@ -26,7 +26,7 @@ from ..errors import MailError
 from ..layout import project_dir
 from .args import WatchArgs, WatchArgsError, WatchPlan, one_line, plan_watch
 from .check import Check, imap_check
-from .idle import start_idlers, stop_idlers
+from .idle import IdleTimings, start_idlers, stop_idlers, timings_from
 from .state import KNOWN_FILE, OWNER_FILE, load_known, new_token, owns_claim, save_known, write_claim
 
 EXIT_NEW_MAIL = 0
@@ -238,19 +238,19 @@ class Watcher:
     def _failure(self, name: str, error: MailError) -> str | None:
         """The problem to report for a failed check, or None when it is only worth a log line."""
         detail = one_line(error.message).rstrip(".")
-        if error.code == "auth_failed":
+        if error.code == "auth_failed" or error.kind == "web_login":
             self._auth_failures[name] += 1
-            # One refusal can be Gmail's hiccup; the second in a row means a revoked or changed password.
+            # One refusal can be Gmail's hiccup; the second in a row needs the user (a revoked or
+            # changed password, IMAP switched off, a sign-in in the browser), so the watcher ends.
             if self._auth_failures[name] >= 2:
-                return f"schránka {name} se nepřihlásí, heslo aplikace je nejspíš zrušené nebo změněné ({detail})"
+                return f"schránka {name} se nepřihlásí, {_login_cause(error)} ({detail})"
             self.log(f"schránka {name} se nepřihlásila ({detail}); když se to zopakuje, ohlásím problém")
             return None
-        self._auth_failures[name] = 0  # too many connections, throttling, a web-login demand: not the password
+        self._auth_failures[name] = 0  # too many connections, throttling, an outage: not the user's to fix
         if error.code in ("provider_unsupported", "query_too_broad"):
             return f"schránka {name}: {detail}"
         # Network trouble and Gmail's passing refusals go by themselves; reporting them would only make
-        # the assistant restart us. A web-login demand (not retryable) waits for the user, and the
-        # assistant's next pass shows it with its advice; the watcher keeps checking meanwhile.
+        # the assistant restart us.
         if error.retryable:
             self.log(f"schránka {name}: Gmail teď neodpovídá ({detail}), zkusím to při další kontrole")
         else:
@@ -262,6 +262,15 @@ class Watcher:
             save_known(self.known_path, known)
         except OSError as error:
             self.log(f"nejde zapsat {self.known_path}: {error.strerror or error}")
+
+
+def _login_cause(error: MailError) -> str:
+    """What the user has to fix, in the watcher's line (the detail in brackets gives Gmail's words)."""
+    if error.kind == "web_login":
+        return "Gmail chce přihlášení v prohlížeči"
+    if error.kind == "imap_disabled":
+        return "Gmail má pro ni vypnutý IMAP"
+    return "heslo aplikace je nejspíš zrušené nebo změněné"
 
 
 def _emit(line: str) -> None:
@@ -296,13 +305,27 @@ def _state_dir(environ: Mapping[str, str]) -> Path:
     return Path(override) if override else project_dir()
 
 
-def _describe(plan: WatchPlan, state_dir: Path) -> str:
+def _describe(plan: WatchPlan, state_dir: Path, idling: list[str]) -> str:
     boxes = ", ".join(plan.watched)
     hours = f"{plan.hours[0]}-{plan.hours[1]}" if plan.hours else "celý den"
+    idle = f"okamžité upozornění (IDLE) {', '.join(idling)}" if idling else "bez okamžitého upozornění (IDLE)"
     return (
         f"hlídám {boxes}; kontrola každých {plan.interval_s / 60:g} min, nejdéle {plan.max_s / 60:g} min, "
-        f"hodiny {hours}; stav v {state_dir}"
+        f"hodiny {hours}; {idle}; stav v {state_dir}"
     )
+
+
+def idling_mailboxes(plan: WatchPlan) -> list[str]:
+    """The watched mailboxes that keep an IDLE connection (`watch_idle`, default true)."""
+    return [name for name in plan.watched if (a := plan.config.account(name)) is not None and a.watch_idle]
+
+
+def idle_timings(plan: WatchPlan, environ: Mapping[str, str]) -> IdleTimings:
+    # Shorter timings only against the loopback test server: real Gmail always gets Gmail's.
+    override = timings_from(environ) if plan.endpoint.overridden else None
+    if override is not None:
+        stderr_log(f"časy IDLE zkrácené pro testy: {override}")
+    return override if override is not None else IdleTimings()
 
 
 def run_watcher(args: WatchArgs, *, state_dir: Path | None = None) -> int:
@@ -317,10 +340,17 @@ def run_watcher(args: WatchArgs, *, state_dir: Path | None = None) -> int:
         stderr_log(f"místo Gmailu se připojuji k {plan.endpoint.imap_host}:{plan.endpoint.imap_port} (jen pro testy)")
     if plan.dropped:
         stderr_log(f"kotvy schránek bez „watch“ nechávám stranou: {', '.join(plan.dropped)}")
-    stderr_log(_describe(plan, directory))
+    idling = idling_mailboxes(plan)
+    stderr_log(_describe(plan, directory, idling))
     abort = threading.Event()
-    wake, stop = threading.Event(), threading.Event()
-    idlers = start_idlers(plan.watched, plan.config, plan.endpoint, wake, stop, stderr_log)
+    # With `watch_idle: false` everywhere there is no wake at all: 1.5.0's watcher, polls only.
+    wake = threading.Event() if idling else None
+    stop = threading.Event()
+    idlers = (
+        start_idlers(idling, plan.config, plan.endpoint, wake, stop, stderr_log, idle_timings(plan, args.environ))
+        if wake is not None
+        else []
+    )
     watcher = Watcher(
         plan.watched,
         state_dir=directory,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -38,6 +40,8 @@ __all__ = [
 _FRONT = ("X-GM-THRID", "X-GM-MSGID", "X-GM-LABELS", "UID")
 _STORE_ITEM = re.compile(r"^([+-]?)(FLAGS|X-GM-LABELS)(\.SILENT)?$", re.I)
 _TRYCREATE = "NO [TRYCREATE] Folder doesn't exist. (Failure)"
+# How Gmail ends a long session during IDLE (knob `idle_bye_after_s`).
+SESSION_EXPIRED = "BYE Session expired, please login again."
 
 
 def _selected(session: ImapSession) -> tuple[Account, Folder]:
@@ -447,8 +451,24 @@ async def cmd_uid_expunge(session: ImapSession, cmd: Command) -> str:
 
 
 async def idle(session: ImapSession) -> str:
-    """`+ idling`, push EXISTS/EXPUNGE as the view changes, finish on DONE."""
+    """`+ idling`, push EXISTS/EXPUNGE as the view changes, finish on DONE.
+
+    One IDLE that lasts too long ends as the knobs say: `idle_drop_after_s` closes the socket with
+    no BYE, `idle_bye_after_s` sends `* BYE Session expired…` and closes, `idle_blackhole_after_s`
+    goes silent (no updates, no answer to DONE) with the socket left open. The earliest one wins."""
     await session.continuation("idling")
+    knobs = session.store.knobs
+    began = time.monotonic()
+    ends = [
+        (after, kind)
+        for after, kind in (
+            (knobs.idle_drop_after_s, "drop"),
+            (knobs.idle_bye_after_s, "bye"),
+            (knobs.idle_blackhole_after_s, "blackhole"),
+        )
+        if after is not None
+    ]
+    end = min(ends) if ends else None
     read: asyncio.Future[bytes] = asyncio.ensure_future(session.readline())
     waiter: asyncio.Future[Any] | None = None
     try:
@@ -459,9 +479,14 @@ async def idle(session: ImapSession) -> str:
             session.changed.clear()
             waiter = asyncio.ensure_future(session.changed.wait())
             pending: set[asyncio.Future[Any]] = {read, waiter}
-            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            left = None if end is None else max(0.0, began + end[0] - time.monotonic())
+            done, _ = await asyncio.wait(pending, timeout=left, return_when=asyncio.FIRST_COMPLETED)
             if read in done:
                 break
+            if not done and end is not None:
+                read.cancel()  # the end below reads the socket itself
+                await asyncio.wait({read})
+                await _end_idle(session, end[1])
     finally:
         for fut in (read, waiter):
             if fut is not None and not fut.done():
@@ -473,6 +498,24 @@ async def idle(session: ImapSession) -> str:
     if line.strip().upper() != b"DONE":
         return "BAD Could not parse command"
     return "OK IDLE terminated (Success)"
+
+
+async def _end_idle(session: ImapSession, kind: str) -> None:
+    """End the connection the way the knob says; raises ConnectionError, which ends the session."""
+    if kind == "bye":
+        session.untagged(SESSION_EXPIRED)
+        with contextlib.suppress(Exception):
+            await session.flush(record=False)
+        session.abort(graceful=True)
+    elif kind == "blackhole":
+        # Read (and log) whatever the client still sends, answer nothing, until it hangs up.
+        session.closing = True
+        with contextlib.suppress(Exception):
+            while data := await session.reader.read(65536):
+                session.observer.record_wire(session.id, "imap", "c", data)
+    else:
+        session.abort()
+    raise ConnectionError(f"IDLE ended by the emulator ({kind})")
 
 
 # --------------------------------------------------------------------------- the UID family

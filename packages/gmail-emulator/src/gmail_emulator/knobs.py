@@ -71,6 +71,13 @@ class Knobs:
     idle_notify_flags: bool = False
     # IDLE still advertised but answered NO (a proxy or a policy in between; Gmail itself allows it).
     idle_refused: bool = False
+    # What ends one IDLE command that lasts this many seconds (timed from its `+ idling`; None = never).
+    # Gmail is reported to drop idle connections after about ten minutes, sometimes without a BYE
+    # (close the socket); to end long sessions with `* BYE Session expired, please login again.`; and
+    # a connection can go dead with the socket still open (a stuck NAT or proxy: nothing answers).
+    idle_drop_after_s: float | None = 600.0
+    idle_bye_after_s: float | None = None
+    idle_blackhole_after_s: float | None = None
 
     def __post_init__(self) -> None:
         _check_zone(self.date_search_timezone)  # a misspelt zone fails here, not in the middle of a SEARCH
