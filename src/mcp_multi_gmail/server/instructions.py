@@ -203,8 +203,8 @@ def build_repair_instructions(problem: str, lines: Sequence[str], *, config_path
     exactly as stderr shows it, shortened here so the whole text stays within MAX_CHARS."""
     head = _repair_head(problem, config_path)
     tail = _join(_repair_next(problem), _repair_rules())
-    budget = MAX_CHARS - len(head) - len(tail) - len("\n\n") * 2
-    return _join(head, _shortened(lines, budget), tail)
+    budget = MAX_CHARS - len(head) - len(tail) - len("\n") - len("\n\n")
+    return _fit(head + "\n" + _shortened(lines, budget) + "\n\n" + tail)
 
 
 def _repair_head(problem: str, config_path: Path | None) -> str:
