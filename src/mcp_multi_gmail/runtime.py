@@ -113,8 +113,7 @@ class Repair:
         report = "\n".join(self.lines)
         if self.problem == "guard":
             head = (
-                "This release build runs only inside Miládka, so no mailbox is available. Its message "
-                "(tell the user): "
+                "This release build runs only inside Miládka, so no mailbox is available. Its message (tell the user): "
             )
             tail = "Install the add-on inside Miládka (guide://mcp-multi-gmail/nastaveni), then call mg_reload_config."
         elif self.problem == "endpoint":

@@ -25,7 +25,8 @@ from mcp_multi_gmail.server.instructions import MAX_CHARS
 from support import INITIALIZED, SERVER_SCRIPT, gmail_env, initialize_request, load_runtime
 from tool_results import error_body
 
-OSOBNI = {"name": "osobni", "address": "osobni@example.cz", "password": "osobniheslohesla", "can_send": True}
+PASSWORD = "osobniheslohesla"
+OSOBNI = {"name": "osobni", "address": "osobni@example.cz", "password": PASSWORD, "can_send": True}
 # 1.5.0's key: the report names it and says what replaced it.
 BROKEN = {**OSOBNI, "label_prefix": "asistent"}
 CONFIRM = {"anthropic/requiresUserInteraction": True}
@@ -121,7 +122,7 @@ def test_broken_configuration_is_repaired_without_a_restart(
     assert "accounts.0.label_prefix" in instructions and "processed_label" in instructions
     assert "fix that file, then call mg_reload_config" in instructions
     assert "Never open, search or print a file with app passwords" in instructions
-    assert OSOBNI["password"] not in instructions
+    assert PASSWORD not in instructions
 
     # the tools are listed as usual; every mail tool refuses with the report, not retryable
     assert len(session.tools()) == 17
@@ -172,7 +173,7 @@ def test_a_server_left_in_repair_mode_ends_with_code_1(
     code, stderr = finish(session)
     assert code == 1
     assert "režimu opravy" in stderr and "label_prefix" in stderr and "běží, nastavených" not in stderr
-    assert OSOBNI["password"] not in stderr
+    assert PASSWORD not in stderr
 
 
 def test_a_missing_file_is_repaired_too(
