@@ -122,5 +122,5 @@ class RawConfig(BaseModel):
     watch_hours: str | None = None
     watch_interval: str | None = None
     call_timeout_s: int = 60
-    # True: mg_send_message asks the client to have the user confirm every call (SPEC §9).
+    # True: mg_send_message asks the client to have the user confirm every call (README.en.md, "Security").
     confirm_sends: bool = False
