@@ -34,9 +34,11 @@ def register(server: MCPServer, runtime: Runtime, instructions: Callable[[Config
         ] = False,
     ) -> ListAccountsResult:
         """List every configured mailbox with its settings (never its password): short name, address,
-        pass scope, labels, sending rights, allowed recipients, signatures and aliases. With
-        `verify: true` every login is checked at once; the outcome is in `failures`, beside the
-        results, never instead of them. Never an error result."""
+        pass scope, the processed label and the classification labels with their meanings (choose a
+        category by its meaning), sending rights, allowed recipients, signatures and aliases; also
+        the start-up warnings. With `verify: true` every login is checked at once; the outcome is in
+        `failures`, beside the results, never instead of them. Never an error result, except
+        `config_invalid` while the configuration has not loaded (repair mode)."""
         return await accounts.list_accounts(runtime, verify)
 
     @server.tool(
