@@ -184,11 +184,11 @@ def _listed_tools(server: MCPServer) -> list[tuple[str, Any]]:
 async def _announce_tools_changed(context: Context[Any, Any]) -> None:
     """notifications/tools/list_changed on the connection, and on `subscriptions/listen` streams
     for clients of the newer protocol."""
-    try:
-        await context.session.send_tool_list_changed()
-        await context.notify_tools_changed()
-    except Exception:  # a client gone mid-call must not turn a good reload into an error
-        logger.warning("could not announce the changed tool list", exc_info=True)
+    for announce in (context.session.send_tool_list_changed, context.notify_tools_changed):
+        try:
+            await announce()
+        except Exception:  # a client gone mid-call must not turn a good reload into an error
+            logger.warning("could not announce the changed tool list", exc_info=True)
 
 
 def _announce_tool_list_changes(server: MCPServer) -> None:
