@@ -100,6 +100,7 @@ class RawRpc:
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
         self.tool_calls: dict[int, str] = {}  # request id -> tool, to check each result's shape
+        self.notifications: list[dict[str, Any]] = []  # what arrived while waiting for replies
 
     def send(self, message: dict[str, Any]) -> None:
         if message.get("method") == "tools/call":
@@ -116,6 +117,8 @@ class RawRpc:
             assert line, "the server closed stdout"
             message: dict[str, Any] = json.loads(line)
             assert message.get("jsonrpc") == "2.0"
+            if "method" in message and "id" not in message:
+                self.notifications.append(message)
             if message.get("id") == request_id:
                 if request_id in self.tool_calls and "result" in message:
                     check_wire_result(self.tool_calls[request_id], message["result"])

@@ -28,6 +28,7 @@ from mcp import Client, StdioServerParameters
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail import __version__
 from mcp_multi_gmail.layout import GUARD_MESSAGE, check_location
+from mcp_multi_gmail.startup import repair_line
 from mcp_multi_gmail.watch.loop import NEW_MAIL_ADVICE
 from support import ROOT, gmail_env
 
@@ -499,8 +500,8 @@ def test_release_refuses_outside_the_vault(vault: Path, uv: list[str], emulator:
     env = shell_env(emulator)
 
     done = start(uv, tmp_path, "elsewhere/mcp-multi-gmail", env)
-    assert done.returncode == 1, done.stderr
-    assert done.stderr.endswith(GUARD_MESSAGE + "\n")
+    assert done.returncode == 1, done.stderr  # repair mode until stdin ends, then code 1
+    assert done.stderr.endswith(GUARD_MESSAGE + "\n" + repair_line() + "\n")
     assert "nastavených schránek" not in done.stderr and done.stdout == ""
 
     waited = start(uv, tmp_path, "elsewhere/mcp-multi-gmail", env, "--wait", "--since", "x=2026-01-01")
@@ -518,5 +519,5 @@ def test_release_refuses_without_miladka_version(
     done = start(uv, other, ADDON.as_posix(), shell_env(emulator))
     assert done.returncode == 1, done.stderr
     lines = done.stderr.splitlines()
-    assert lines[-2:] == GUARD_MESSAGE.splitlines()
-    assert "mcp-multi-gmail je doplněk Miládky" in lines[-2] and "is an add-on for Miládka" in lines[-1]
+    assert lines[-3:] == [*GUARD_MESSAGE.splitlines(), repair_line()]
+    assert "mcp-multi-gmail je doplněk Miládky" in lines[-3] and "is an add-on for Miládka" in lines[-2]

@@ -206,28 +206,37 @@ def serve(config_arg: str | None) -> int:
     sys.setswitchinterval(0.001)
     # Logging goes to stderr before MCPServer configures anything: stdout is the protocol.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    from .startup import running_line, startup_report
+    from .runtime import check_start, repair_runtime
+    from .startup import repair_line, running_line
 
     layout = detect_layout(project_dir())
     path = config_path(config_arg, os.environ).absolute()
-    report = startup_report(path, project=project_dir(), release=is_release_build(), layout=layout, environ=os.environ)
-    for line in report.lines:
-        _stderr(line)
-    runtime = report.runtime
+    project, release = project_dir(), is_release_build()
+    check = check_start(path, project=project, release=release, layout=layout, environ=os.environ)
+    runtime = check.runtime
     if runtime is None:
-        return 1
+        # Repair mode: Claude Code shows the user only "failed" for a server that exits, and the
+        # assistant never learns why. Serving on, the instructions and every mail tool carry the
+        # report, and mg_reload_config brings the tools back once the file is fixed.
+        runtime = repair_runtime(path, check, project=project, release=release, layout=layout, environ=os.environ)
+    for line in check.lines:
+        _stderr(line)
 
     from .server import build_server
 
     server = build_server(runtime)
-    # The TLS trust store takes ~0.05 s of CPU to load; load it now, beside the handshake, rather
-    # than in the middle of the first burst of tool calls, where it would delay every answer.
-    threading.Thread(target=runtime.endpoint.tls_context, name="mg-tls-warmup", daemon=True).start()
-    _stderr(running_line(runtime.config))
+    if runtime.repair is None:
+        # The TLS trust store takes ~0.05 s of CPU to load; load it now, beside the handshake, rather
+        # than in the middle of the first burst of tool calls, where it would delay every answer.
+        threading.Thread(target=runtime.endpoint.tls_context, name="mg-tls-warmup", daemon=True).start()
+        _stderr(running_line(runtime.config))
+    else:
+        _stderr(repair_line())
     import anyio
 
     anyio.run(_serve_stdio, server)
-    return 0
+    # A server that never left repair mode ends as a failed start did (a trial run `< /dev/null` says so).
+    return 1 if runtime.repair is not None else 0
 
 
 async def _serve_stdio(server: MCPServer) -> None:

@@ -1,16 +1,24 @@
-"""What every tool call reads: the current configuration, where Gmail is, and remembered SMTP ports."""
+"""What every tool call reads: the current configuration, where Gmail is, and remembered SMTP ports.
+
+Also the start-up checks (location guard → configuration → warnings) that the server, `--check-config`
+and `mg_reload_config` share, and repair mode: a server whose configuration did not load keeps
+running with its mail tools answering `config_invalid` until a reload succeeds.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import Literal
 
-from .config import Account, Config, load_config
+from .config import Account, Config, ConfigError, load_config
 from .errors import MailError
+from .gitwarn import secrets_in_git_warnings
 from .gmail.connections import Connections
-from .gmail.endpoint import Endpoint, resolve_endpoint
-from .layout import AddonLayout, project_dir
+from .gmail.endpoint import GMAIL, Endpoint, EndpointError, resolve_endpoint
+from .layout import GUARD_MESSAGE, AddonLayout, check_location, default_download_dir, project_dir
 
 # Where the watcher keeps its files; the send journal lives beside them.
 STATE_DIR_ENV = "MG_WATCH_DIR"
@@ -31,6 +39,12 @@ class Runtime:
     state_dir: Path | None = None
     # Per-mailbox connection caps and the worker threads IMAP sessions run on.
     connections: Connections = field(default_factory=Connections)
+    # Start-up warnings (Czech, without the "POZOR: " prefix stderr shows); mg_list_accounts lists them.
+    warnings: tuple[str, ...] = ()
+    # Set while the mail tools are off because the server could not start them (repair mode).
+    repair: Repair | None = None
+    # The start-up checks this runtime came from, to run again when a reload should end repair mode.
+    recheck: Callable[[], StartCheck] | None = field(default=None, repr=False)
 
     @classmethod
     def load(
@@ -78,3 +92,135 @@ class Runtime:
         if name == "all":
             return list(self.config.accounts)
         return [self.account(name)]
+
+
+# --- the start-up checks and repair mode -------------------------------------------------------
+
+WARNING_PREFIX = "POZOR: "
+Problem = Literal["config", "guard", "endpoint"]
+
+
+@dataclass(frozen=True)
+class Repair:
+    """Why the mail tools are off: the kind of problem and the Czech report lines stderr shows."""
+
+    problem: Problem
+    lines: tuple[str, ...]
+    config_path: Path
+
+    def error(self) -> MailError:
+        """What every mail tool answers meanwhile (not retryable: only a fix changes it)."""
+        report = "\n".join(self.lines)
+        if self.problem == "guard":
+            head = (
+                "This release build runs only inside Miládka, so no mailbox is available. Its message (tell the user): "
+            )
+            tail = "Install the add-on inside Miládka (guide://mcp-multi-gmail/nastaveni), then call mg_reload_config."
+        elif self.problem == "endpoint":
+            head = "MG_GMAIL_ENDPOINT (tests and the demo only) is wrong, so no mailbox is available. The report: "
+            tail = "Remove or fix it where the server is started (.mcp.json), then start a new conversation."
+        else:
+            head = f"The configuration {self.config_path} did not load, so no mailbox is available. The report: "
+            tail = (
+                "Fix the file, then call mg_reload_config: the tools work again without a restart. A line "
+                "about the passwords file or a password is for the user to fix."
+            )
+        return MailError("config_invalid", f"{head}\n{report}\n{tail}")
+
+
+@dataclass
+class StartCheck:
+    """`lines` in the order a start prints them; `runtime` is None (and `problem` set) when it cannot start."""
+
+    lines: list[str] = field(default_factory=list)
+    runtime: Runtime | None = None
+    problem: Problem | None = None
+
+
+def check_start(
+    path: Path,
+    *,
+    project: Path,
+    release: bool,
+    layout: AddonLayout | None,
+    environ: Mapping[str, str],
+    state_dir: Path | None = None,
+) -> StartCheck:
+    """Everything a start checks before serving: location guard → config → warnings. No network."""
+    check = StartCheck()
+    if check_location(project, release=release) is not None:
+        check.lines.append(GUARD_MESSAGE)
+        check.problem = "guard"
+        return check
+    try:
+        runtime = Runtime.load(path, environ=environ, layout=layout, state_dir=state_dir)
+    except ConfigError as error:
+        check.lines.append(str(error))
+        check.problem = "config"
+        return check
+    except EndpointError as error:
+        check.lines.append(str(error))
+        check.problem = "endpoint"
+        return check
+    check.lines.extend(start_warnings(runtime.config, runtime.endpoint))
+    runtime.warnings = tuple(line.removeprefix(WARNING_PREFIX) for line in check.lines)
+    runtime.recheck = partial(
+        check_start, path, project=project, release=release, layout=layout, environ=environ, state_dir=state_dir
+    )
+    check.runtime = runtime
+    return check
+
+
+def report_lines(lines: list[str]) -> tuple[str, ...]:
+    """The report one line per item (an error's message may hold several)."""
+    return tuple("\n".join(lines).splitlines())
+
+
+def start_warnings(config: Config, endpoint: Endpoint) -> list[str]:
+    """The "POZOR: …" lines of a start: the configuration's, a test endpoint, passwords git would commit."""
+    lines = [f"{WARNING_PREFIX}{warning}" for warning in config.warnings]
+    if endpoint.overridden:
+        lines.append(
+            f"{WARNING_PREFIX}místo Gmailu se připojuji k {endpoint.imap_host}:{endpoint.imap_port} "
+            "(MG_GMAIL_ENDPOINT, jen pro testy a ukázku)."
+        )
+    lines.extend(secrets_in_git_warnings(config.secret_files))
+    return lines
+
+
+def repair_runtime(
+    path: Path,
+    check: StartCheck,
+    *,
+    project: Path,
+    release: bool,
+    layout: AddonLayout | None,
+    environ: Mapping[str, str],
+    state_dir: Path | None = None,
+) -> Runtime:
+    """A runtime for a server in repair mode: no mailbox, the report, and how to check again."""
+    assert check.problem is not None, "repair mode needs a problem"
+    path = path.absolute()
+    empty = Config(
+        path=path,
+        accounts=(),
+        download_dir=default_download_dir(layout),
+        attachment_dirs=(),
+        quote_locale="cs",
+        passwords_file=None,
+        watch_hours=None,
+        watch_interval_ms=None,
+        secret_files=(),
+        warnings=(),
+    )
+    return Runtime(
+        config=empty,
+        endpoint=GMAIL,
+        layout=layout,
+        environ=dict(environ),
+        state_dir=state_dir,
+        repair=Repair(check.problem, report_lines(check.lines), path),
+        recheck=partial(
+            check_start, path, project=project, release=release, layout=layout, environ=environ, state_dir=state_dir
+        ),
+    )

@@ -11,11 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
-from .config import Config, ConfigError
-from .gitwarn import secrets_in_git_warnings
-from .gmail.endpoint import Endpoint, EndpointError
-from .layout import GUARD_MESSAGE, AddonLayout, check_location
-from .runtime import Runtime
+from .config import Config
+from .gmail.endpoint import Endpoint
+from .layout import AddonLayout
+from .runtime import Problem, Runtime, check_start
 
 
 @dataclass
@@ -24,6 +23,7 @@ class StartupReport:
 
     lines: list[str] = field(default_factory=list)
     runtime: Runtime | None = None
+    problem: Problem | None = None  # which check refused: "guard", "config" or "endpoint"
 
     @property
     def config(self) -> Config | None:
@@ -41,26 +41,20 @@ class StartupReport:
 def startup_report(
     path: Path, *, project: Path, release: bool, layout: AddonLayout | None, environ: Mapping[str, str]
 ) -> StartupReport:
-    """Everything a start checks before serving: location guard → config → warnings. No network."""
-    report = StartupReport()
-    if check_location(project, release=release) is not None:
-        report.lines.append(GUARD_MESSAGE)
-        return report
-    try:
-        runtime = Runtime.load(path, environ=environ, layout=layout)
-    except (ConfigError, EndpointError) as error:
-        report.lines.append(str(error))
-        return report
-    config, endpoint = runtime.config, runtime.endpoint
-    report.lines.extend(f"POZOR: {warning}" for warning in config.warnings)
-    if endpoint.overridden:
-        report.lines.append(
-            f"POZOR: místo Gmailu se připojuji k {endpoint.imap_host}:{endpoint.imap_port} "
-            "(MG_GMAIL_ENDPOINT, jen pro testy a ukázku)."
-        )
-    report.lines.extend(secrets_in_git_warnings(config.secret_files))
-    report.runtime = runtime
-    return report
+    """Everything a start checks before serving: location guard → config → warnings. No network.
+
+    The checks live beside the runtime (runtime.check_start), where `mg_reload_config` runs them
+    again to end repair mode."""
+    check = check_start(path, project=project, release=release, layout=layout, environ=environ)
+    return StartupReport(lines=check.lines, runtime=check.runtime, problem=check.problem)
+
+
+def repair_line() -> str:
+    """The last stderr line of a start in repair mode (where a good start says `běží`), after the report."""
+    return (
+        f"mcp-multi-gmail {__version__} běží v režimu opravy: nástroje pošty jsou vypnuté a asistent "
+        "dostal toto hlášení; po opravě zavolá mg_reload_config."
+    )
 
 
 def summary(config: Config) -> str:

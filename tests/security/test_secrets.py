@@ -116,6 +116,7 @@ def test_configuration_errors_never_quote_the_password(
     emulator: GmailEmulator,
     capfd: pytest.CaptureFixture[str],
     counts: Counter[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     body, raw = make(tmp_path)
     path = _config(tmp_path, body, raw=raw)
@@ -125,7 +126,14 @@ def test_configuration_errors_never_quote_the_password(
     _no_canary(caught.value.message, f"configuration error for {name}")
     _no_canary(str(caught.value), f"configuration error for {name}")
 
-    # The same file through the command line: Czech report on stderr, exit 1, nothing on stdout.
+    # The same file through the command line: Czech report on stderr, nothing on stdout, and repair
+    # mode (its instructions and the error every mail tool gives), which ends with exit 1.
+    served: list[Any] = []
+
+    async def client_goes_at_once(server: Any) -> None:
+        served.append(server)
+
+    monkeypatch.setattr(cli, "_serve_stdio", client_goes_at_once)
     with pytest.raises(SystemExit) as exited:
         cli.main(["--config", str(path)])
     assert exited.value.code == 1
@@ -133,6 +141,10 @@ def test_configuration_errors_never_quote_the_password(
     assert out == ""
     assert "nastavení" in err.lower() or "soubor" in err.lower(), err
     _no_canary(out + err, f"command line output for {name}")
+    [server] = served
+    assert server.runtime.repair is not None
+    _no_canary(server.instructions, f"repair-mode instructions for {name}")
+    _no_canary(server.runtime.repair.error().message, f"repair-mode tool error for {name}")
     counts["hostile"] += 1
 
 

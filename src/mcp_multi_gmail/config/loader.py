@@ -136,6 +136,7 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
         secret_files=tuple(secret_files),
         warnings=tuple(warnings),
         call_timeout_s=model.call_timeout_s,
+        confirm_sends=model.confirm_sends,
     )
 
 

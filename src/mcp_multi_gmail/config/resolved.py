@@ -59,6 +59,7 @@ class Config:
     secret_files: tuple[Path, ...]  # files holding app passwords (for the git warning)
     warnings: tuple[str, ...]  # Czech, without the "POZOR: " prefix the CLI adds
     call_timeout_s: int = 60  # one deadline for every tool call
+    confirm_sends: bool = False  # mg_send_message asks for the user's confirmation in the client
 
     def account(self, name: str) -> Account | None:
         return next((a for a in self.accounts if a.name == name), None)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from ..config import Account, Config, ConfigError, load_config
 from ..errors import MailError
 from ..gmail import imap, smtp
-from ..runtime import Runtime
+from ..runtime import WARNING_PREFIX, Runtime, report_lines, start_warnings
 from .results import (
     AccountFailure,
     AccountInfo,
@@ -89,6 +90,8 @@ async def list_accounts(runtime: Runtime, verify: bool) -> ListAccountsResult:
         verified=verify,
         smtp=[],
         failures=[],
+        warnings=list(runtime.warnings),
+        confirm_sends=config.confirm_sends,
     )
     if not verify:
         return result
@@ -105,6 +108,8 @@ async def list_accounts(runtime: Runtime, verify: bool) -> ListAccountsResult:
 
 
 def reload_config(runtime: Runtime) -> ReloadResult:
+    if runtime.repair is not None:
+        return _end_repair(runtime)
     old = runtime.config
     try:
         new = load_config(old.path, layout=runtime.layout, environ=runtime.environ)
@@ -113,6 +118,7 @@ def reload_config(runtime: Runtime) -> ReloadResult:
     before = {a.name: a for a in old.accounts}
     after = {a.name: a for a in new.accounts}
     runtime.config = new
+    runtime.warnings = _warnings(runtime)
     return ReloadResult(
         reloaded=True,
         accounts=list(after),
@@ -128,9 +134,46 @@ def reload_config(runtime: Runtime) -> ReloadResult:
             (old.watch_hours, old.watch_interval_ms) != (new.watch_hours, new.watch_interval_ms)
             or {a.name: a.watch_idle for a in old.accounts} != {a.name: a.watch_idle for a in new.accounts}
         ),
-        warnings=list(new.warnings),
+        warnings=list(runtime.warnings),
         next=(
             "Check the change with mg_list_accounts (verify: true after a new app password), "
             "then restart the --wait watcher."
+        ),
+    )
+
+
+def _warnings(runtime: Runtime) -> tuple[str, ...]:
+    lines = start_warnings(runtime.config, runtime.endpoint)
+    return tuple(line.removeprefix(WARNING_PREFIX) for line in lines)
+
+
+def _end_repair(runtime: Runtime) -> ReloadResult:
+    """Run the start-up checks again; when they pass, the same runtime (which every tool holds)
+    takes the loaded configuration and the mail tools work from the next call on."""
+    repair = runtime.repair
+    assert repair is not None and runtime.recheck is not None, "repair mode keeps its checks"
+    check = runtime.recheck()
+    loaded = check.runtime
+    if loaded is None:
+        assert check.problem is not None
+        runtime.repair = replace(repair, problem=check.problem, lines=report_lines(check.lines))
+        error = runtime.repair.error()
+        raise MailError("config_invalid", f"Still in repair mode. {error.message}") from None
+    runtime.config, runtime.endpoint, runtime.warnings = loaded.config, loaded.endpoint, loaded.warnings
+    runtime.recheck = loaded.recheck
+    runtime.repair = None
+    names = loaded.config.names()
+    return ReloadResult(
+        reloaded=True,
+        accounts=names,
+        accounts_added=names,
+        accounts_removed=[],
+        accounts_changed=[],
+        attachments_or_quotes_changed=False,
+        watch_settings_changed=False,
+        warnings=list(runtime.warnings),
+        next=(
+            "Repair mode is over: every tool works now, without a restart. Read `instructions` (they "
+            "replace the ones given at start), then check the mailboxes with mg_list_accounts (verify: true)."
         ),
     )

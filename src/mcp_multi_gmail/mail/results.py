@@ -26,8 +26,13 @@ class AccountInfo(BaseModel):
     my_label: str | None
     can_send: bool
     allowed_recipients: list[str] | None = Field(description="null = no limit; [] = nobody may be addressed")
-    processed_label: str | None = Field(description="null = this mailbox is never labelled")
-    classification_labels: dict[str, str]
+    processed_label: str | None = Field(
+        description="Goes on every MESSAGE a pass looked at (mg_label_message); null = this mailbox is never labelled"
+    )
+    classification_labels: dict[str, str] = Field(
+        description="Category label -> its meaning (choose by meaning); one goes on a THREAD (mg_label_thread). "
+        "{} = this mailbox is not classified"
+    )
     signatures: list[str] = Field(description="Signature names only")
     default_signature: str | None
     aliases: list[AliasInfo]
@@ -53,6 +58,10 @@ class ListAccountsResult(BaseModel):
     verified: bool = Field(description="True only says verification ran; the outcome is `failures`")
     smtp: list[SmtpPort] = Field(description="With verify: the SMTP port that accepted each login")
     failures: list[AccountFailure] = Field(description="With verify: every check that failed")
+    warnings: list[str] = Field(
+        default_factory=list, description="Start-up warnings (Czech), the lines stderr shows after POZOR:"
+    )
+    confirm_sends: bool = Field(default=False, description="True: the client asks the user before every send")
 
 
 class ReloadResult(BaseModel):
@@ -65,6 +74,11 @@ class ReloadResult(BaseModel):
     watch_settings_changed: bool
     warnings: list[str]
     next: str
+    instructions: str | None = Field(
+        default=None,
+        description="Only when this reload ended repair mode: the server instructions for the loaded "
+        "configuration (the ones given at start described the problem instead). Follow them.",
+    )
 
 
 # ---------------------------------------------------------------- reading

@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.resources import TextResource
@@ -18,7 +19,7 @@ from pydantic import ValidationError
 from .. import __version__
 from ..errors import MailError
 from ..runtime import Runtime
-from .instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI, build_instructions
+from .instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI, build_instructions, build_repair_instructions
 from .tools.arguments import invalid_arguments
 from .tools.common import compact_json, error_result
 
@@ -70,9 +71,15 @@ class GmailServer(MCPServer):
     errors the SDK raises itself before a tool runs (bad arguments, unknown tool).
     """
 
+    runtime: Runtime | None = None  # set by build_server; read for repair mode and confirm_sends
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        repair = self.runtime.repair if self.runtime is not None else None
+        if repair is not None and name != RELOAD_TOOL and self._tool_manager.get_tool(name) is not None:
+            return error_result(repair.error())  # repair mode: only mg_reload_config works
+        tools_before = _listed_tools(self) if name == RELOAD_TOOL else None
         try:
             result = await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -95,6 +102,10 @@ class GmailServer(MCPServer):
         if isinstance(result, CallToolResult) and not result.is_error and result.structured_content is not None:
             # The SDK writes the text with a 2-space indent; compact JSON of the same data is a third smaller.
             result.content = [TextContent(type="text", text=compact_json(result.structured_content))]
+        if tools_before is not None and self.runtime is not None:
+            _mark_sends(self, self.runtime)
+            if _listed_tools(self) != tools_before and context is not None:
+                await _announce_tools_changed(context)
         return result
 
 
@@ -109,13 +120,22 @@ async def _logouts_finish(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:
         await finish_logouts()
 
 
+def _instructions(runtime: Runtime) -> str:
+    repair = runtime.repair
+    if repair is not None:
+        return build_repair_instructions(repair.problem, repair.lines, config_path=repair.config_path)
+    return build_instructions(runtime.config, guide_path=local_guide_path())
+
+
 def build_server(runtime: Runtime) -> MCPServer:
     server = GmailServer(
         name=SERVER_NAME,
         version=__version__,
-        instructions=build_instructions(runtime.config, guide_path=local_guide_path()),
+        instructions=_instructions(runtime),
         lifespan=_logouts_finish,
     )
+    server.runtime = runtime
+    _announce_tool_list_changes(server)
     for uri, name, title, description in GUIDES:
         server.add_resource(
             TextResource(
@@ -132,13 +152,56 @@ def build_server(runtime: Runtime) -> MCPServer:
         # The tool modules pull in the mail layer, the result models and the protocol libraries.
         from .tools import accounts, outgoing, read, work
 
-        accounts.register(server, runtime)
+        accounts.register(server, runtime, lambda config: build_instructions(config, guide_path=local_guide_path()))
         read.register(server, runtime)
         work.register(server, runtime)
         outgoing.register(server, runtime)
+        _mark_sends(server, runtime)
 
     _register_on_first_use(server, register_tools)
     return server
+
+
+# --- the tool list: confirm_sends, and telling clients when a reload changed it ---------------------
+
+RELOAD_TOOL = "mg_reload_config"
+SEND_TOOL = "mg_send_message"
+# Claude Code asks the user before every call of a tool marked so, even in its bypass modes.
+CONFIRM_META = {"anthropic/requiresUserInteraction": True}
+
+
+def _mark_sends(server: MCPServer, runtime: Runtime) -> None:
+    """`confirm_sends: true` marks mg_send_message; a reload may switch it either way."""
+    tool = server._tool_manager.get_tool(SEND_TOOL)
+    if tool is not None:
+        tool.meta = dict(CONFIRM_META) if runtime.config.confirm_sends else None
+
+
+def _listed_tools(server: MCPServer) -> list[tuple[str, Any]]:
+    return [(tool.name, tool.meta) for tool in server._tool_manager.list_tools()]
+
+
+async def _announce_tools_changed(context: Context[Any, Any]) -> None:
+    """notifications/tools/list_changed on the connection, and on `subscriptions/listen` streams
+    for clients of the newer protocol."""
+    for announce in (context.session.send_tool_list_changed, context.notify_tools_changed):
+        try:
+            await announce()
+        except Exception:  # a client gone mid-call must not turn a good reload into an error
+            logger.warning("could not announce the changed tool list", exc_info=True)
+
+
+def _announce_tool_list_changes(server: MCPServer) -> None:
+    """Declare `tools.listChanged` in `initialize`: the SDK takes it only as an argument of
+    create_initialization_options, which its stdio runner calls without one."""
+    lowlevel = server._lowlevel_server
+    create = lowlevel.create_initialization_options
+
+    def with_tools_changed(notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any) -> Any:
+        options = notification_options or NotificationOptions(tools_changed=True)
+        return create(options, *args, **kwargs)
+
+    lowlevel.create_initialization_options = with_tools_changed  # type: ignore[method-assign]
 
 
 class _ToolsOnFirstUse:

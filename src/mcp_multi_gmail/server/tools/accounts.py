@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from ...config import Config
 from ...mail import accounts
 from ...mail.results import ListAccountsResult, ReloadResult
 from ...runtime import Runtime
@@ -15,7 +17,10 @@ from .arguments import Flag
 from .common import READ_ONLY, structured_errors, within_deadline
 
 
-def register(server: MCPServer, runtime: Runtime) -> None:
+def register(server: MCPServer, runtime: Runtime, instructions: Callable[[Config], str] | None = None) -> None:
+    """`instructions` builds the server instructions for a configuration: a reload that ends
+    repair mode hands them over, since the client received the repair text at start."""
+
     @server.tool(name="mg_list_accounts", title="List the configured mailboxes", annotations=READ_ONLY)
     @structured_errors
     @within_deadline(runtime)
@@ -29,9 +34,11 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         ] = False,
     ) -> ListAccountsResult:
         """List every configured mailbox with its settings (never its password): short name, address,
-        pass scope, labels, sending rights, allowed recipients, signatures and aliases. With
-        `verify: true` every login is checked at once; the outcome is in `failures`, beside the
-        results, never instead of them. Never an error result."""
+        pass scope, the processed label and the classification labels with their meanings (choose a
+        category by its meaning), sending rights, allowed recipients, signatures and aliases; also
+        the start-up warnings. With `verify: true` every login is checked at once; the outcome is in
+        `failures`, beside the results, never instead of them. Never an error result, except
+        `config_invalid` while the configuration has not loaded (repair mode)."""
         return await accounts.list_accounts(runtime, verify)
 
     @server.tool(
@@ -46,5 +53,11 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     async def mg_reload_config() -> ReloadResult:
         """Re-read the configuration file, the passwords file and the signature files. On any problem
         the running settings stay untouched and the error is `config_invalid`. The server
-        instructions are not rebuilt; mg_list_accounts shows the current state."""
-        return accounts.reload_config(runtime)
+        instructions are not rebuilt; mg_list_accounts shows the current state. In repair mode (the
+        configuration did not load at start) a successful reload turns every tool on, no restart
+        needed, and its result carries the instructions for the loaded configuration."""
+        repairing = runtime.repair is not None
+        result = accounts.reload_config(runtime)
+        if repairing and instructions is not None:
+            result.instructions = instructions(runtime.config)
+        return result
