@@ -23,7 +23,6 @@ import pytest
 from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.config import parse_duration_ms, parse_hours
 from mcp_multi_gmail.errors import ErrorCode, MailError, RefusalKind
-from mcp_multi_gmail.gmail.refusals import login_refused
 from mcp_multi_gmail.watch.args import DEFAULT_MAX_MS, WatchArgs, WatchArgsError, plan_watch
 from mcp_multi_gmail.watch.check import imap_check
 from mcp_multi_gmail.watch.loop import (
@@ -286,14 +285,6 @@ def test_refusals_that_are_not_the_password_never_end_in_a_problem(
     assert all("osobni" in line and "heslo aplikace" not in line for line in logs if "schránka" in line)
 
 
-def _web_login_is_classified() -> bool:
-    # The login classification lives in gmail/refusals.py; the watcher relies on its `kind`.
-    return login_refused("osobni", "[ALERT] Please log in via your web browser", web_alert=True).kind == "web_login"
-
-
-@pytest.mark.xfail(
-    not _web_login_is_classified(), reason="gmail/refusals.py does not mark web-login refusals yet", strict=True
-)
 def test_a_web_login_demand_ends_the_watcher_on_the_second_round(
     emulator: GmailEmulator, make: Callable[..., Watcher], logs: list[str]
 ) -> None:

@@ -20,6 +20,15 @@ from dataclasses import dataclass, field
 from .errors import MailError
 
 DEFAULT_CALL_TIMEOUT_S = 60
+# A send's deadline grows by one second for every this many bytes it uploads (the message as handed to
+# SMTP, attachments base64-encoded): the budget of a line as slow as 256 kbit/s, so a 10 MB
+# attachment (about 13.7 MB as sent, some 55 s at 2 Mbit/s) gets about 7 minutes more, not a cut DATA.
+UPLOAD_BYTES_PER_S = 32 * 1024
+
+
+def upload_allowance_s(size: int) -> float:
+    """The seconds a call's deadline grows by for uploading `size` bytes (UPLOAD_BYTES_PER_S)."""
+    return max(size, 0) / UPLOAD_BYTES_PER_S
 
 
 @dataclass
@@ -35,6 +44,12 @@ class CallProgress:
     handed_over: str | None = None
     not_sent: str | None = None  # a send that had not reached DATA yet: nothing went out
     expired: bool = False
+    extended_s: float = 0.0  # how much later the deadline is than call_timeout_s (a send's upload)
+    # The call's result should its deadline pass from here on: a send Gmail has accepted is a success
+    # whatever happens next (only the wait for its Sent copy may be cut short).
+    outcome: Callable[[], object] | None = None
+    # How the task that enforces the deadline learns that it moved (set by the tool wrapper).
+    on_extend: Callable[[float], None] | None = None
     _sockets: set[socket.socket] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -43,6 +58,15 @@ class CallProgress:
 
     def note(self, doing: str) -> None:
         self.doing = doing
+
+    def extend(self, seconds: float) -> None:
+        """Move the deadline later (a send's upload time); only from the call's own task."""
+        if seconds <= 0:
+            return
+        self.deadline += seconds
+        self.extended_s += seconds
+        if self.on_extend is not None:
+            self.on_extend(seconds)
 
     def mark_changed(self, account: str) -> None:
         if account not in self.changed:
@@ -73,9 +97,11 @@ class CallProgress:
                 socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
     def error(self) -> MailError:
-        """The retryable error a call gets when its deadline passes, saying what is known."""
+        """The error a call gets when its deadline passes, saying what is known."""
+        grown = f", plus {self.extended_s:.0f} s for the upload" if self.extended_s >= 1 else ""
         head = (
-            f"The call did not finish within its deadline of {self.timeout_s:g} s (call_timeout_s) while {self.doing}."
+            f"The call did not finish within its deadline of {self.timeout_s:g} s (call_timeout_s{grown}) while "
+            f"{self.doing}."
         )
         if self.handed_over is not None:
             tail = self.handed_over
@@ -89,7 +115,8 @@ class CallProgress:
             tail = self.not_sent
         else:
             tail = "Nothing was changed. Gmail is slow or unreachable right now; try again in a moment."
-        return MailError("upstream_error", f"{head} {tail}", retryable=True)
+        # Once the message's bytes were on their way a repeat is refused as a duplicate anyway: never retryable.
+        return MailError("upstream_error", f"{head} {tail}", retryable=self.handed_over is None)
 
 
 _current: ContextVar[CallProgress | None] = ContextVar("mcp_multi_gmail_call", default=None)
@@ -133,3 +160,17 @@ def with_progress(action: Callable[[CallProgress], None]) -> None:
     progress = _current.get()
     if progress is not None:
         action(progress)
+
+
+def extend(seconds: float) -> None:
+    """Grow the running call's deadline (see UPLOAD_BYTES_PER_S); nothing outside a tool call."""
+    progress = _current.get()
+    if progress is not None:
+        progress.extend(seconds)
+
+
+def settle(outcome: Callable[[], object]) -> None:
+    """From now on, a passing deadline ends the call with `outcome()` instead of an error."""
+    progress = _current.get()
+    if progress is not None:
+        progress.outcome = outcome

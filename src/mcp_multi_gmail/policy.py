@@ -24,7 +24,10 @@ from mcp_multi_gmail.headers import check_header_value as check_header_value  # 
 MAX_MESSAGE_BYTES = 25 * 1024 * 1024
 # Upper bounds on the lists a tool takes: a message with more recipients, references or files than
 # this is no real message, only a flood (and an error listing 10 000 addresses is unreadable).
-MAX_RECIPIENTS = 500
+# smtp.gmail.com takes at most 100 recipients a message (Google Workspace help, "Gmail sending limits
+# in Google Workspace", https://support.google.com/a/answer/166852); past that Gmail refuses mid-send,
+# after some recipients were accepted, so the bound is checked before anything is sent.
+MAX_RECIPIENTS = 100
 MAX_REFERENCES = 500
 MAX_ATTACHMENTS = 100
 ALLOWED_FLAGS = ("seen", "flagged", "answered")
@@ -106,7 +109,13 @@ def check_recipients(account: str, allowed: Sequence[str] | None, recipients: Se
         _refuse_bare_str("allowed", allowed)
     if not recipients:
         raise MailError("send_forbidden", f'The message from mailbox "{account}" has no recipient. Nothing was sent.')
-    check_count("recipients (to, cc and bcc together)", recipients, MAX_RECIPIENTS)
+    if len(recipients) > MAX_RECIPIENTS:
+        raise MailError(
+            "invalid_input",
+            f"{len(recipients)} recipients (to, cc and bcc together) in one message; Gmail takes at most "
+            f"{MAX_RECIPIENTS}. Nothing was sent or saved. Split the recipients into several messages of at most "
+            f"{MAX_RECIPIENTS} each.",
+        )
 
     # Controls are looked for before trimming: the caller may hand the untrimmed value to SMTP.
     malformed = [

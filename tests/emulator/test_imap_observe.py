@@ -163,7 +163,9 @@ def test_fault_hook_acts_before_the_nth_command_is_answered(imap_emu: ImapEmu) -
         ("too_many", r"\[ALERT\] Too many simultaneous connections\. \(Failure\)"),
         ("webalert", r"\[ALERT\] Please log in via your web browser"),
         ("unavailable", r"\[UNAVAILABLE\]"),
-        ("throttled", r"\[THROTTLED\]"),
+        ("overquota", r"\[OVERQUOTA\] Account exceeded command or bandwidth limits\."),
+        ("imap_disabled", r"\[ALERT\] IMAP access is disabled for your domain\."),
+        ("imap_not_enabled", r"\[ALERT\] Your account is not enabled for IMAP use\."),
     ],
 )
 def test_fault_refuse_login(imap_emu: ImapEmu, kind: str, text: str) -> None:
@@ -184,6 +186,45 @@ def test_webalert_sends_the_untagged_sign_in_line_first(imap_emu: ImapEmu) -> No
         b"r1 NO [ALERT] Please log in via your web browser: "
         b"https://support.google.com/mail/accounts/answer/78754 (Failure)"
     )
+
+
+@pytest.mark.parametrize(
+    ("action", "line"),
+    [
+        ("bye:overquota", b"* BYE [OVERQUOTA] Account exceeded command or bandwidth limits."),
+        ("bye:imap_disabled", b"* BYE [ALERT] IMAP access is disabled for your domain."),
+        ("bye:Account exceeded command or bandwidth limits.", b"* BYE Account exceeded command or bandwidth limits."),
+    ],
+)
+def test_fault_bye_carries_gmails_text(imap_emu: ImapEmu, action: str, line: bytes) -> None:
+    raw = imap_emu.raw()
+    imap_emu.observer.add_fault(FaultRule(action, match="NOOP"))
+    raw.send(b"r9 NOOP\r\n")
+    assert raw.readline().startswith(line)
+    assert raw.readline() == b""  # and the connection is closed, without a tagged answer
+
+
+def test_fault_refuse_any_command_with_gmails_text(imap_emu: ImapEmu) -> None:
+    raw = imap_emu.raw()
+    imap_emu.observer.add_fault(FaultRule("refuse:overquota", match="EXAMINE"))
+    assert raw.command("EXAMINE INBOX")[-1] == b"r2 NO [OVERQUOTA] Account exceeded command or bandwidth limits."
+    assert raw.command("EXAMINE INBOX")[-1].startswith(b"r3 OK [READ-ONLY]")
+
+
+@pytest.mark.parametrize("action", ["throttle:0.3", "refuse_login:throttled"])
+def test_fault_throttle_answers_slowly_with_ok_and_the_suffix(imap_emu: ImapEmu, action: str) -> None:
+    """Gmail throttles with `OK Success [THROTTLED]` and slow replies, not with a NO."""
+    imap_emu.observer.add_fault(FaultRule(action, match="LOGIN" if "login" in action else "NOOP"))
+    raw = imap_emu.raw(login=False)
+    started = time.monotonic()
+    login = raw.command(f'LOGIN {imap_emu.user} "{imap_emu.password}"')[-1]
+    noop = raw.command("NOOP")[-1]
+    took = time.monotonic() - started
+    throttled = login if "login" in action else noop
+    assert throttled.startswith(b"r") and b" OK " in throttled and throttled.endswith(b" [THROTTLED]")
+    assert took >= 0.3
+    other = noop if "login" in action else login
+    assert not other.endswith(b"[THROTTLED]")
 
 
 def test_fault_greeting_bye_and_tls_fail(imap_emu: ImapEmu) -> None:

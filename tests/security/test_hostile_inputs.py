@@ -403,9 +403,9 @@ CASES: list[Case] = [
         ALLOW,
     ),
     Case(
-        "list-400-outside-recipients",
+        "list-100-outside-recipients",  # within the 100-recipient bound, so the allow-list decides
         "mg_send_message",
-        send(to=[f"x{i}@evil.example" for i in range(400)]),
+        send(to=[f"x{i}@evil.example" for i in range(100)]),
         FORBID,
         ALLOW,
     ),

@@ -209,7 +209,8 @@ async def test_refused_logins_never_show_the_password(
         # Not a password problem: a new app password would not help, so they are not auth_failed.
         ("too_many", "upstream_error", True),
         ("unavailable", "upstream_error", True),
-        ("throttled", "upstream_error", True),
+        ("overquota", "upstream_error", False),
+        ("imap_disabled", "auth_failed", False),
         ("webalert", "upstream_error", False),
     ],
 )

@@ -69,6 +69,7 @@ async def test_writes_cut_off_by_the_deadline_say_what_may_have_happened(
     assert "deadline of 10 s" in label["message"] and "may or may not have been made" in label["message"]
     send = _body(results["send"])
     assert "deadline of 10 s" in send["message"] and "may have been sent" in send["message"]
+    assert send["retryable"] is False  # the bytes were on their way: a repeat is refused as a duplicate
     assert "refused as a duplicate" in send["message"]
     assert len(emulator.outbox()) == 1
     assert results["read"].is_error is False  # the read finished well inside the deadline

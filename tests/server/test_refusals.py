@@ -1,6 +1,7 @@
-"""Gmail's refusals, told apart: only a credential failure is `auth_failed`.
+"""Gmail's refusals, told apart: a credential failure is `auth_failed` (IMAP switched off too, with
+its own advice: test_gmail_refusals.py).
 
-Too many connections (15 per account, shared with the user's phone), throttling, an outage and
+Too many connections (15 per account, shared with the user's phone), an outage and
 unrecognised answers are retryable; a web-login demand says what to do in the browser; SMTP keeps
 Gmail's own words for a refused recipient, retries nothing by itself, and names the daily limit.
 """
@@ -51,7 +52,6 @@ async def send(call: Call, runtime: Runtime, to: list[str] | None = None) -> dic
         ("invalid", "auth_failed", False, "Invalid credentials"),
         ("app_password", "auth_failed", False, "Application-specific password required"),
         ("too_many", "upstream_error", True, "too many connections"),
-        ("throttled", "upstream_error", True, "slowing this account down"),
         ("unavailable", "upstream_error", True, "temporarily unavailable"),
         ("webalert", "upstream_error", False, "web browser"),
     ],

@@ -26,7 +26,7 @@ from .. import deadline
 from ..errors import MailError
 from .connections import Connections, Gate
 from .endpoint import Endpoint
-from .refusals import command_refused, login_refused
+from .refusals import THROTTLED, bye_refused, command_refused, login_refused
 from .special_folders import MailboxKey, SpecialFolders
 
 if TYPE_CHECKING:
@@ -59,6 +59,8 @@ _FOLDER_WORDS = {ALL_MAIL: "all-mail", DRAFTS: "drafts", SENT: "sent", TRASH: "t
 
 # imapclient would otherwise log protocol lines; stdout is the MCP channel and stays silent anyway.
 logging.getLogger("imapclient").setLevel(logging.WARNING)
+logger = logging.getLogger(__name__)
+_THROTTLED = THROTTLED.encode()
 
 
 def _text(value: object) -> str:
@@ -73,6 +75,9 @@ def _gmail_reason(error: Exception) -> str:
     for prefix in ("login failed: ", "LOGIN command error: "):
         if text.lower().startswith(prefix.lower()):
             text = text[len(prefix) :]
+    # imapclient says "fetch failed: <Gmail's text>", imaplib reports an untagged BYE as
+    # "command: FETCH => <Gmail's text>".
+    text = re.sub(r"^(?:[a-z_]+ failed: |command: [A-Za-z ]+ => )", "", text)
     if text.startswith(("b'", 'b"')) and text.endswith(("'", '"')):
         text = text[2:-1]
     return text.strip()
@@ -620,8 +625,18 @@ def _client_class() -> type[IMAPClient]:
         from imapclient import IMAPClient, tls
 
         class _NoEarlyCapability(tls.IMAP4_TLS):  # type: ignore[misc]
+            # Told when Gmail throttles: a successful answer that ends in " [THROTTLED]".
+            on_throttled: Callable[[str], None] | None = None
+
             def _get_capabilities(self) -> None:
                 self.capabilities = ("IMAP4REV1",)  # what imaplib checks before it lets us log in
+
+            def _command_complete(self, name: str, tag: Any) -> Any:
+                typ, data = super()._command_complete(name, tag)
+                said = self.on_throttled
+                if typ == "OK" and said is not None and any(_THROTTLED in _upper(item) for item in data or ()):
+                    said(name)
+                return typ, data
 
         class _Client(IMAPClient):  # type: ignore[misc]
             def _create_IMAP4(self) -> Any:
@@ -630,6 +645,31 @@ def _client_class() -> type[IMAPClient]:
 
         _CLIENT_CLASS = _Client
     return _CLIENT_CLASS
+
+
+def _upper(item: object) -> bytes:
+    return bytes(item).upper() if isinstance(item, bytes | bytearray) else b""
+
+
+def _log_throttling(client: IMAPClient, account: str) -> None:
+    """Say on stderr (once per session) that Gmail throttles the mailbox; the call itself goes on."""
+    told = False
+
+    def said(command: str) -> None:
+        nonlocal told
+        if not told:
+            told = True
+            logger.warning(
+                'schránka "%s": Gmail ji teď brzdí (odpověď na %s končila „%s“), nejspíš po velkém provozu přes '
+                "IMAP. Volání se povedlo, jen odpovědi chodí pomaleji.",
+                account,
+                command,
+                THROTTLED,
+            )
+
+    imap = getattr(client, "_imap", None)
+    if imap is not None and hasattr(type(imap), "on_throttled"):
+        imap.on_throttled = said
 
 
 def _connect(endpoint: Endpoint, *, early_capability: bool = False) -> IMAPClient:
@@ -668,6 +708,7 @@ def open_session(
     progress = deadline.current()
     sock = client.socket()
     session: ImapSession | None = None
+    _log_throttling(client, account)
     try:
         if progress is not None and not progress.register(sock):
             raise TimeoutError("the call's deadline passed")  # abandoned while connecting
@@ -675,8 +716,11 @@ def open_session(
             client.login(address, password)
         except LoginError as error:
             # imapclient wraps a connection dropped during LOGIN in LoginError too: that is the
-            # network, not a refused password, and must stay retryable.
+            # network, not a refused password, and must stay retryable (unless Gmail's BYE said why).
             if isinstance(error.__context__, IMAPClientAbortError | OSError):
+                said = bye_refused(account, _gmail_reason(error.__context__))
+                if said is not None:
+                    raise said from None
                 raise network_error(account, error.__context__) from None
             refused = login_refused(account, _gmail_reason(error), web_alert=_web_alert(client))
             if too_many_connections(_gmail_reason(error)):
@@ -691,11 +735,14 @@ def open_session(
     except MailError:
         raise
     except IMAPClientAbortError as error:
-        raise network_error(account, error, changed=session is not None and session.changes_sent) from None
+        changed = session is not None and session.changes_sent
+        said = bye_refused(account, _gmail_reason(error), changed=changed)  # Gmail's BYE may say why
+        raise (said or network_error(account, error, changed=changed)) from None
     except (TimeoutError, OSError, ssl.SSLError) as error:
         raise network_error(account, error, changed=session is not None and session.changes_sent) from None
     except IMAPClientError as error:
-        raise command_refused(account, _gmail_reason(error)) from None
+        changed = session is not None and session.changes_sent
+        raise command_refused(account, _gmail_reason(error), changed=changed) from None
     finally:
         if session is not None and session.dead:
             with contextlib.suppress(Exception):

@@ -1,10 +1,13 @@
-"""What Gmail means when it refuses: a bad password, a demand to sign in on the web, or a passing
-condition (too many connections, throttling, an outage) that waiting cures.
+"""What Gmail means when it refuses: a bad password, IMAP switched off, a demand to sign in on the
+web, the daily transfer limit, or a passing condition (too many connections, an outage) that
+waiting cures.
 
-Only a credential failure is `auth_failed`: the advice for it (make a new app password) is wrong
-for everything else, and the watcher ends on it. Response codes: RFC 5530 (IMAP), RFC 3463 (SMTP
-enhanced status codes); Gmail's own texts: https://support.google.com/mail/answer/7126229 and
-https://support.google.com/mail/answer/78754.
+A credential failure and IMAP switched off are `auth_failed`, each with its own advice (a new app
+password helps only the first); the watcher ends on both. Response codes: RFC 5530 (IMAP), RFC 3463
+(SMTP enhanced status codes); Gmail's own texts: https://support.google.com/mail/answer/7126229,
+https://support.google.com/mail/answer/78754 and, for the limits,
+https://support.google.com/a/answer/1071518. The texts as recorded are listed in
+packages/gmail-emulator/BEHAVIOURS.md.
 """
 
 from __future__ import annotations
@@ -18,6 +21,14 @@ _CREDENTIALS = ("[AUTHENTICATIONFAILED]", "INVALID CREDENTIALS", "APPLICATION-SP
 # web browser" (…?p=WebLoginRequired).
 _WEB_LOGIN = ("[WEBALERT", "WEB LOGIN REQUIRED", "WEBLOGINREQUIRED", "YOUR WEB BROWSER", "5.7.14")
 _TOO_MANY = "TOO MANY SIMULTANEOUS CONNECTIONS"
+# IMAP switched off: a Workspace domain's policy ("IMAP access is disabled for your domain") or a
+# personal account's setting ("Your account is not enabled for IMAP use").
+_IMAP_OFF = ("IMAP ACCESS IS DISABLED", "NOT ENABLED FOR IMAP")
+# Gmail's transfer limit for the mailbox (Workspace: 2,500 MB of IMAP download and 500 MB of upload a
+# day), as a tagged NO or an untagged BYE on any command. [THROTTLED] with the same words is a slow-down.
+_OVERQUOTA_CODE = "[OVERQUOTA]"
+_OVERQUOTA_TEXT = "ACCOUNT EXCEEDED COMMAND OR BANDWIDTH LIMITS"
+THROTTLED = "[THROTTLED]"
 # Transient conditions that can follow any command, not only LOGIN.
 _TRANSIENT = ("[UNAVAILABLE]", "[THROTTLED]", "[INUSE]", "[LIMIT]", "TEMPORARY SYSTEM PROBLEM", "TRY AGAIN LATER")
 
@@ -27,6 +38,19 @@ WEB_LOGIN_ADVICE = (
     'network as this computer, answer any security alert from Google with "Yes, it was me" '
     "(https://myaccount.google.com/notifications), and try again. A new app password does not help here."
 )
+
+
+_NOT_THE_PASSWORD = "The app password is not the problem, and a new one does not help."
+_WORKSPACE_IMAP = (
+    "For a Google Workspace account the domain's administrator must allow IMAP for this user (Admin console: "
+    "Apps, Google Workspace, Gmail, End User Access, POP and IMAP access; https://support.google.com/a/answer/105694)."
+)
+_PERSONAL_IMAP = (
+    "For a personal Gmail account, turn IMAP on in Gmail's settings (See all settings, Forwarding and POP/IMAP, "
+    "Enable IMAP) if that option is still there; since January 2025 Gmail keeps IMAP on for personal accounts."
+)
+# "…disabled for your domain" is Workspace's policy: only the administrator can change it.
+IMAP_OFF_ADVICE = f"{_NOT_THE_PASSWORD} {_WORKSPACE_IMAP} {_PERSONAL_IMAP}"
 
 
 def _quoted(reason: str) -> str:
@@ -43,16 +67,71 @@ def is_web_login(text: str) -> bool:
     return any(mark in upper for mark in _WEB_LOGIN)
 
 
+def is_imap_off(text: str) -> bool:
+    upper = text.upper()
+    return any(mark in upper for mark in _IMAP_OFF)
+
+
+def is_overquota(text: str) -> bool:
+    upper = text.upper()
+    return _OVERQUOTA_CODE in upper or (_OVERQUOTA_TEXT in upper and THROTTLED not in upper)
+
+
+def imap_off(account: str, reason: str) -> MailError:
+    domain = "FOR YOUR DOMAIN" in reason.upper()
+    advice = f"{_NOT_THE_PASSWORD} {_WORKSPACE_IMAP}" if domain else IMAP_OFF_ADVICE
+    return MailError(
+        "auth_failed",
+        f'Mailbox "{account}": Gmail does not allow IMAP for this account ({reason}). {advice}',
+        kind="imap_disabled",
+    )
+
+
+def overquota(account: str, reason: str, *, changed: bool = False) -> MailError:
+    """Gmail's daily transfer limit for the mailbox: waiting minutes does not help, so not retryable."""
+    if changed:
+        what = (
+            "The refused command changed nothing, but a change sent earlier in this call may have been made: "
+            "read the current state once the limit has reset."
+        )
+    else:
+        what = "Nothing was changed."
+    return MailError(
+        "upstream_error",
+        f'Mailbox "{account}": Gmail stopped serving this mailbox over IMAP ({reason}): it has used up Gmail\'s '
+        "transfer limit for the mailbox (Google Workspace: 2,500 MB downloaded and 500 MB uploaded a day). The "
+        f"limit resets within 24 hours; trying again sooner does not help. {what} Other mailboxes are not "
+        "affected.",
+        kind="overquota",
+    )
+
+
+def bye_refused(account: str, reason: str, *, changed: bool = False) -> MailError | None:
+    """The error for an untagged BYE that carries one of Gmail's refusals; None for any other BYE
+    (a dropped connection, retryable as such)."""
+    if is_overquota(reason):
+        return overquota(account, reason, changed=changed)
+    if is_imap_off(reason):
+        return imap_off(account, reason)
+    return None
+
+
 def login_refused(account: str, reason: str, *, web_alert: bool = False) -> MailError:
     """The error for an IMAP LOGIN that Gmail answered with NO (`web_alert`: an untagged
     `* NO [WEBALERT …]` came first)."""
     upper = reason.upper()
     if is_credential_failure(reason):
         return MailError("auth_failed", f'Mailbox "{account}": {reason}')
+    if is_imap_off(reason):
+        return imap_off(account, reason)
     if web_alert or is_web_login(reason):
         return MailError(
-            "upstream_error", f'Mailbox "{account}": Gmail blocked the login ({reason}). {WEB_LOGIN_ADVICE}'
+            "upstream_error",
+            f'Mailbox "{account}": Gmail blocked the login ({reason}). {WEB_LOGIN_ADVICE}',
+            kind="web_login",
         )
+    if is_overquota(reason):
+        return overquota(account, reason)
     if _TOO_MANY in upper:
         return MailError(
             "upstream_error",
@@ -85,9 +164,13 @@ def login_refused(account: str, reason: str, *, web_alert: bool = False) -> Mail
     )
 
 
-def command_refused(account: str, reason: str) -> MailError:
+def command_refused(account: str, reason: str, *, changed: bool = False) -> MailError:
     """The error for any other IMAP command Gmail answered with NO or BAD."""
     upper = reason.upper()
+    if is_overquota(reason):
+        return overquota(account, reason, changed=changed)
+    if is_imap_off(reason):
+        return imap_off(account, reason)
     if any(mark in upper for mark in _TRANSIENT):
         return MailError(
             "upstream_error",
@@ -109,6 +192,7 @@ def smtp_login_refused(account: str, code: int, text: str) -> MailError:
         return MailError(
             "upstream_error",
             f'Mailbox "{account}": Gmail blocked the SMTP login ({reason}). Nothing was sent. {WEB_LOGIN_ADVICE}',
+            kind="web_login",
         )
     return MailError(
         "upstream_error",

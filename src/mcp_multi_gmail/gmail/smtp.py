@@ -233,7 +233,10 @@ async def submit(
         if before_data is not None:
             before_data()
         stage = "data"
-        response = await client.data(data)
+        deadline.note("handing the message to Gmail over SMTP")
+        # aiosmtplib's timeout covers the whole upload and Gmail's answer: it grows with the size.
+        upload_s = SOCKET_TIMEOUT_S + deadline.upload_allowance_s(len(data))
+        response = await client.data(data, timeout=deadline.remaining(upload_s))
     except asyncio.CancelledError:
         client.close()  # the call's deadline: drop the line, the caller reports what was known
         raise

@@ -41,6 +41,9 @@ if TYPE_CHECKING:  # compose loads at the first send, not at start-up
 SENT_WAIT_S = 15.0
 SENT_PAUSES_S = (0.5, 0.5, 1.0, 1.0, 2.0, 2.0)  # then LAST_PAUSE_S until the wait is over
 LAST_PAUSE_S = 3.0
+# The wait for the copy ends this long before the call's deadline, so the answer is back in time.
+DEADLINE_MARGIN_S = 0.5
+NOT_CONFIRMED = "not confirmed yet: the call's deadline (call_timeout_s) ended the wait"
 
 
 def _message_id(account: Account, prepared: Prepared, repeat: bool) -> str:
@@ -105,10 +108,28 @@ def _before_sending(
     return _Before(original)
 
 
+def _not_confirmed(folder: str | None, waited: float | None) -> SentCopy:
+    """The copy in Sent after the call's deadline ended the wait for it: the message went out."""
+    note = (
+        "Gmail accepted the message, so it went out and must NOT be sent again; its copy in Sent is not "
+        "confirmed yet, because the call's deadline (call_timeout_s) ended the wait. Gmail usually files it "
+        "within seconds."
+    )
+    return SentCopy(
+        saved=False, filed_by=None, folder=folder, uid=None, error=NOT_CONFIRMED, waited_s=waited, note=note
+    )
+
+
 def _verify_sent_copy(session: ImapSession, composed: Composed, *, append: bool) -> SentCopy:
     folder = session.folder(SENT)
     started = time.monotonic()
-    deadline = started + SENT_WAIT_S
+    until = started + SENT_WAIT_S
+    progress = deadline.current()
+    # The call's deadline may come first: then the wait ends there, and no copy is appended (Gmail's
+    # own may still come, and an early APPEND would be a second one).
+    cut = progress is not None and progress.deadline - DEADLINE_MARGIN_S < until
+    if progress is not None and cut:
+        until = progress.deadline - DEADLINE_MARGIN_S
     pauses = iter(sent_pauses(SENT_WAIT_S))
     while True:
         uid = _find_in_sent(session, composed.message_id)
@@ -116,9 +137,11 @@ def _verify_sent_copy(session: ImapSession, composed: Composed, *, append: bool)
         if uid is not None:
             return SentCopy(saved=True, filed_by="gmail", folder=folder, uid=uid, error=None, waited_s=waited)
         pause = next(pauses, None)
-        if pause is None or time.monotonic() >= deadline:
+        if pause is None or time.monotonic() >= until:
             break
-        time.sleep(max(0.0, min(pause, deadline - time.monotonic())))
+        time.sleep(max(0.0, min(pause, until - time.monotonic())))
+    if cut:
+        return _not_confirmed(folder, waited)
     if not append:
         return SentCopy(saved=False, filed_by=None, folder=folder, uid=None, error="not in Sent", waited_s=waited)
     # Gmail did not file it within the wait: append the very bytes that went out, Bcc header restored.
@@ -175,6 +198,8 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
     )
     policy.check_message_size(len(composed.data), len(prepared.files))
     port = await _choose_port(runtime, account)
+    # A big message on a slow line takes its time in DATA: the deadline grows with the upload.
+    deadline.extend(deadline.upload_allowance_s(len(composed.smtp_data)))
     try:
         submission = await smtp.submit(
             runtime.endpoint,
@@ -207,6 +232,10 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
 
     runtime.handed_over.add((account.name, composed.message_id))
     deadline.with_progress(lambda progress: _accepted(progress, composed.message_id))
+    # Gmail's final 250: from here on the call is a success, even if its deadline ends the wait for Sent.
+    deadline.settle(
+        lambda: _result(account, prepared, composed, submission, port, _not_confirmed(None, None), extra=[])
+    )
     sent_copy = await _sent_copy(runtime, account, composed, append=True)
     return _result(account, prepared, composed, submission, port, sent_copy, extra=[])
 
@@ -242,6 +271,9 @@ def _result(
                 _not_reached(submission) if submission.rejected else None,
                 None
                 if sent_copy.saved
+                else "The message was sent; its copy in the Sent folder is not confirmed yet. It went out: it "
+                "must NOT be sent again."
+                if sent_copy.error == NOT_CONFIRMED
                 else "The message was sent but cannot be found in the Sent folder, and a copy could not be stored. "
                 "It went out: it must NOT be sent again.",
             )

@@ -66,10 +66,24 @@ _REFUSALS = {
     "webalert": (
         "NO [ALERT] Please log in via your web browser: https://support.google.com/mail/accounts/answer/78754 (Failure)"
     ),
-    # RFC 5530 codes; Gmail's exact wording for these is not on record.
+    # RFC 5530 code; Gmail's exact wording for it is not on record.
     "unavailable": "NO [UNAVAILABLE] Temporary System Error (Failure)",
-    "throttled": "NO [THROTTLED] Account exceeded command or bandwidth limits. (Failure)",
+    # Gmail's IMAP transfer limit, as reported during FETCH (BEHAVIOURS.md cites the reports).
+    "overquota": "NO [OVERQUOTA] Account exceeded command or bandwidth limits.",
+    # IMAP switched off: a Workspace domain's policy, and a personal account's setting (before 2025).
+    "imap_disabled": (
+        "NO [ALERT] IMAP access is disabled for your domain. Please contact your domain administrator for "
+        "questions about this feature. (Failure)"
+    ),
+    "imap_not_enabled": (
+        "NO [ALERT] Your account is not enabled for IMAP use. Please visit your Gmail settings page and enable "
+        "your account for IMAP access. (Failure)"
+    ),
 }
+# Gmail throttles by answering slowly and appending this to a successful tagged reply (`OK Success
+# [THROTTLED]`), never (on record) by refusing: the `throttle` fault, and `refuse_login:throttled`.
+THROTTLED_SUFFIX = " [THROTTLED]"
+THROTTLE_DELAY_S = 1.0
 # Gmail sends this untagged line before the tagged web-login refusal (the URL continues the sign-in).
 WEBALERT_LINE = (
     b"* NO [WEBALERT https://accounts.google.com/signin/continue?sarp=1&scc=1&plt=EMULATOR] Web login required.\r\n"
@@ -223,6 +237,7 @@ class ImapSession:
         self.closing = False
         self._out: list[bytes] = []
         self._pending_record: tuple[str, str, float, float] | None = None
+        self._throttled = False  # the command being served answers slowly, with OK … [THROTTLED]
         self._seen_modseq = 0
         self._clean_version = -1  # account version at which the client's view last matched the folder
         self._loop = asyncio.get_running_loop()
@@ -366,6 +381,10 @@ class ImapSession:
         delay = self.observer.latency_for(name)
         if fault is not None and fault.kind == "delay":
             delay += _float(fault.argument)
+        self._throttled = fault is not None and _throttles(fault)
+        if self._throttled:
+            assert fault is not None
+            delay += _float(fault.argument) if fault.kind == "throttle" and fault.argument else THROTTLE_DELAY_S
         try:
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -406,7 +425,9 @@ class ImapSession:
                     pass
             return True
         if kind == "bye":
-            self._out.append(BYE_FAULT)
+            # `bye:<refusal kind>` is that refusal's text as an untagged BYE, `bye:<text>` any text.
+            text = _REFUSALS[arg].removeprefix("NO ") if arg in _REFUSALS else arg
+            self._out.append(f"* BYE {text}\r\n".encode() if text else BYE_FAULT)
             self.closing = True
             with contextlib.suppress(Exception):
                 await self.flush()
@@ -416,7 +437,7 @@ class ImapSession:
             self._tagged(cmd.tag, f"{kind.upper()} {arg or 'Failure'}")
             await self.flush()
             return True
-        if kind == "refuse_login":
+        if kind in ("refuse_login", "refuse") and not _throttles(fault):
             if arg == "webalert":
                 self._out.append(WEBALERT_LINE)
             self._tagged(cmd.tag, _REFUSALS.get(arg, _REFUSALS["invalid"]))
@@ -454,6 +475,8 @@ class ImapSession:
             result = "BAD Internal error (Failure)"
         if self.folder is not None and self.state == "selected":
             self.report_updates(expunge_ok=cmd.name not in _NO_EXPUNGE)
+        if self._throttled and result.startswith("OK "):
+            result += THROTTLED_SUFFIX
         self._tagged(cmd.tag, result)
 
     # ----------------------------------------------------------------- the selected view
@@ -610,3 +633,8 @@ def _float(text: str) -> float:
         return max(float(text), 0.0)
     except ValueError:
         return 0.0
+
+
+def _throttles(fault: FaultRule) -> bool:
+    """Whether a fault makes Gmail throttle the command (slow, then `OK … [THROTTLED]`)."""
+    return fault.kind == "throttle" or (fault.kind == "refuse_login" and fault.argument == "throttled")

@@ -54,6 +54,11 @@ class Knobs:
     # The timezone whose calendar days SEARCH SINCE/BEFORE/ON compare INTERNALDATE against (an IANA name).
     # Google documents date-only search values as midnight Pacific; it may be the account's own zone.
     date_search_timezone: str = "America/Los_Angeles"
+    # How long the final answer to SMTP DATA takes, as on a slow upload: this many seconds plus the
+    # message's size divided by `smtp_upload_bytes_per_s` (None: no line limit). The message is
+    # accepted only when the time is up, so a client that gives up earlier never sent it.
+    smtp_data_delay_s: float = 0.0
+    smtp_upload_bytes_per_s: float | None = None
     # Local delivery into a recipient's INBOX.
     delivery_delay_s: float = 0.0
     auto_expunge: bool = True

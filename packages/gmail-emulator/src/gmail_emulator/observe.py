@@ -57,8 +57,12 @@ class WireEntry:
 class FaultRule:
     """One injected fault.
 
-    `action`: drop_before_reply | drop_mid_reply | bye | no:<text> | bad:<text> | stall | delay:<s> |
-    refuse_login:<invalid|app_password|too_many|webalert|unavailable|throttled> | greeting_bye |
+    `action`: drop_before_reply | drop_mid_reply | bye[:<refusal kind>|:<text>] | no:<text> | bad:<text> |
+    stall | delay:<s> | throttle[:<s>] (the command runs after <s> seconds, default 1, and its OK
+    answer ends in ` [THROTTLED]`, as Gmail throttles) |
+    refuse_login:<invalid|app_password|too_many|webalert|unavailable|overquota|imap_disabled|
+    imap_not_enabled> (LOGIN only; `refuse_login:throttled` is `throttle` on LOGIN) |
+    refuse:<one of those kinds> (any command, a tagged NO with Gmail's text) | greeting_bye |
     tls_fail (the last two fire at connect time) | hook (calls `hook` in a worker thread, then the
     command runs as usual: a test acts at the exact moment a command arrives instead of racing it
     with a timer).

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session, TLSSetupException
 
+from .knobs import Knobs
 from .mime import ParsedMessage
 from .observe import REDACTED, Observer, redact_smtp_line
 from .store import FLAG_SEEN, INBOX, SENT, Message, Store
@@ -533,10 +534,16 @@ class _Hooks:
     async def handle_DATA(self, server: GmailSMTP, session: Session, envelope: Envelope) -> str:
         del session
         front = server.front
+        data = envelope.original_content or b""
+        upload = _upload_time(front.store.knobs, len(data))
+        if upload > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(server.gone(), upload)
+            if server.is_gone():
+                return ""  # the client gave up before the upload was over: nothing was accepted
         fault = front.take_fault("data", server.port_kind)
         if fault is not None:
             return await server.act(fault, "data")
-        data = envelope.original_content or b""
         front.accept(
             server.account or "",
             envelope.mail_from or "",
@@ -562,6 +569,12 @@ class _Hooks:
 
 
 _HOOKS = _Hooks()
+
+
+def _upload_time(knobs: Knobs, size: int) -> float:
+    """Seconds the final DATA answer waits, as if the message were still on its way (knobs)."""
+    rate = knobs.smtp_upload_bytes_per_s
+    return max(knobs.smtp_data_delay_s + (size / rate if rate else 0.0), 0.0)
 
 
 def _authenticator(server: SMTP, session: Session, envelope: Envelope, mechanism: str, auth_data: Any) -> AuthResult:
@@ -742,6 +755,13 @@ class GmailSMTP(SMTP):
                 out.append(line + b"\r\n")
         if out:
             self.front.observer.record_wire(self.session_id, "smtp", "c", b"".join(out))
+
+    async def gone(self) -> None:
+        """Returns once the client has closed the connection."""
+        await self._gone.wait()
+
+    def is_gone(self) -> bool:
+        return self._gone.is_set()
 
     def connection_lost(self, error: Exception | None) -> None:
         self._gone.set()

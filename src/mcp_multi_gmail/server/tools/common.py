@@ -75,8 +75,9 @@ def structured_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]
 
 def within_deadline(runtime: Runtime) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
     """One deadline for the whole call (config `call_timeout_s`): waiting for a connection slot,
-    every IMAP session and the SMTP submission all count against it. When it passes, the call ends
-    with a retryable error that says what was known, and its sockets are closed."""
+    every IMAP session and the SMTP submission all count against it (a send's grows with its
+    upload). When it passes, the call ends with an error that says what was known, and its sockets
+    are closed; a send Gmail already accepted ends with its success result instead."""
 
     def decorate(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
         @functools.wraps(fn)
@@ -85,14 +86,24 @@ def within_deadline(runtime: Runtime) -> Callable[[Callable[P, Awaitable[R]]], C
             with deadline.call_scope(timeout) as progress:
                 try:
                     with anyio.move_on_after(timeout) as scope:
+
+                        def later(seconds: float) -> None:
+                            scope.deadline += seconds
+
+                        progress.on_extend = later
                         return await fn(*args, **kwargs)
                 except MailError as error:
                     if error.code == "upstream_error" and progress.remaining() <= 0:
+                        if progress.outcome is not None:
+                            return progress.outcome()  # type: ignore[return-value]
                         raise progress.error() from None  # a socket gave up at the deadline itself
                     raise
                 finally:
+                    progress.on_extend = None
                     if scope.cancelled_caught or progress.remaining() <= 0:
                         progress.expire()
+                if progress.outcome is not None:
+                    return progress.outcome()  # type: ignore[return-value]
                 raise progress.error()
 
         return wrapper

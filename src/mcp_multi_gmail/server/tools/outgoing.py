@@ -30,9 +30,14 @@ from .common import READ_ONLY, AccountName, structured_errors, within_deadline
 
 Addresses = Annotated[
     EmailAddresses,
-    Field(description="E-mail addresses, one per item (plain addresses, no names); at least one"),
+    Field(
+        description="E-mail addresses, one per item (plain addresses, no names); at least one. to, cc and bcc "
+        "together: at most 100 (Gmail's limit)"
+    ),
 ]
-OptionalAddresses = Annotated[EmailAddresses, Field(description="E-mail addresses, one per item")]
+OptionalAddresses = Annotated[
+    EmailAddresses, Field(description="E-mail addresses, one per item; to, cc and bcc together: at most 100")
+]
 Subject = Annotated[
     str | None,
     Field(
