@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..text import clean
 from .parse.bodystructure import Part
-from .parse.charsets import codec_for
+from .parse.charsets import codec_for, fallback_codecs, reported_charset
 from .parse.transfer import b64_lenient, b64_noise
 
 if TYPE_CHECKING:
@@ -35,8 +35,26 @@ class TextStream:
         kind = (encoding or "").strip().lower()
         self._kind = kind if kind in ("base64", "quoted-printable") else ""
         self._carry = b""
+        self._charset = charset
         self._chars = codecs.getincrementaldecoder(codec_for(charset))("replace")
+        self._chosen = False  # the codec is chosen on the first slice (see _choose)
+        self.charset_used = reported_charset(charset, codec_for(charset))
         self._cr = False  # a CR held back: it may be the first half of a CRLF
+
+    def _choose(self, data: bytes, final: bool) -> None:
+        """The codec for the whole part, from its first slice: the declared charset if it decodes
+        that slice cleanly, else UTF-8 if that does, else the declared one with replacement (as
+        parse.charsets.decode_checked does for a part read whole). A bad byte only in a later
+        slice is replaced under the codec chosen here."""
+        self._chosen = True
+        for codec in fallback_codecs(self._charset):
+            try:
+                codecs.getincrementaldecoder(codec)("strict").decode(data, final)
+            except (UnicodeError, LookupError):
+                continue
+            self._chars = codecs.getincrementaldecoder(codec)("replace")
+            self.charset_used = reported_charset(self._charset, codec)
+            return
 
     def _transfer(self, data: bytes, final: bool) -> bytes:
         buffer = self._carry + data
@@ -57,11 +75,15 @@ class TextStream:
         return buffer
 
     def feed(self, data: bytes, *, final: bool) -> str:
+        raw = self._transfer(data, final)
+        if not self._chosen:
+            self._choose(raw, final)
         try:
-            text = self._chars.decode(self._transfer(data, final), final)
+            text = self._chars.decode(raw, final)
         except UnicodeError:  # a codec that fails even with errors="replace"
             self._chars = codecs.getincrementaldecoder("utf-8")("replace")
-            text = self._chars.decode(self._transfer(b"", final), final)
+            self.charset_used = "utf-8"
+            text = self._chars.decode(raw, final)
         if self._cr:
             text = "\r" + text
             self._cr = False
@@ -77,6 +99,7 @@ class Window:
     total: int  # characters in the whole body
     exact: bool  # False: the body was not read to its end and `total` is an estimate
     more: bool  # text follows after this window
+    charset_used: str = "utf-8"  # the charset that decoded the text (TextStream.charset_used)
 
 
 def read_window(session: ImapSession, uid: int, part: Part, offset: int, limit: int) -> Window | None:
@@ -101,7 +124,7 @@ def read_window(session: ImapSession, uid: int, part: Part, offset: int, limit: 
         if final:
             start = min(offset, seen)
             window = "".join(pieces)
-            return Window(window, start, seen, True, start + len(window) < seen)
+            return Window(window, start, seen, True, start + len(window) < seen, stream.charset_used)
         if seen > wanted_end:
             break
     # Stopped early: estimate the whole length from the characters per encoded byte so far.
@@ -109,4 +132,4 @@ def read_window(session: ImapSession, uid: int, part: Part, offset: int, limit: 
     if part.size is not None and position:
         estimate = max(seen + 1, round(seen * part.size / position))
     window = "".join(pieces)
-    return Window(window, min(offset, seen), estimate, False, True)
+    return Window(window, min(offset, seen), estimate, False, True, stream.charset_used)
