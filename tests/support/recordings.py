@@ -62,6 +62,7 @@ def fetch_responses(path: Path) -> list[Response]:
         first = pieces[0][0] if isinstance(pieces[0], tuple) else pieces[0]
         if not _FETCH.match(first):
             continue
+
         # imaplib strips "* " and the word FETCH: b"56697 (X-GM-THRID ..."
         def strip(piece: bytes) -> bytes:
             return _FETCH.sub(lambda m: m.group(1) + b" ", piece, count=1)

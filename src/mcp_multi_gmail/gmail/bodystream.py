@@ -37,15 +37,26 @@ class TextStream:
         self._carry = b""
         self._charset = charset
         self._chars = codecs.getincrementaldecoder(codec_for(charset))("replace")
-        self._chosen = False  # the codec is chosen on the first slice (see _choose)
+        self._chosen = False  # the codec is chosen on the first slice that is not plain ASCII
         self.charset_used = reported_charset(charset, codec_for(charset))
         self._cr = False  # a CR held back: it may be the first half of a CRLF
 
+    def _plain_ascii(self, data: bytes) -> bool:
+        """Whether a slice is plain ASCII that the declared codec reads as ASCII (an ISO-2022
+        escape or UTF-7 shift would not be): the choice of codec then waits for a slice that
+        tells the candidates apart."""
+        if not data.isascii():
+            return False
+        try:
+            return data.decode(codec_for(self._charset), "strict") == data.decode("ascii")
+        except (UnicodeError, LookupError):
+            return False
+
     def _choose(self, data: bytes, final: bool) -> None:
-        """The codec for the whole part, from its first slice: the declared charset if it decodes
-        that slice cleanly, else UTF-8 if that does, else the declared one with replacement (as
-        parse.charsets.decode_checked does for a part read whole). A bad byte only in a later
-        slice is replaced under the codec chosen here."""
+        """The codec for the whole part, from its first slice that is not plain ASCII: the declared
+        charset if it decodes that slice cleanly, else UTF-8 if that does, else the declared one
+        with replacement (as parse.charsets.decode_checked does for a part read whole). A bad
+        byte only in a later slice is replaced under the codec chosen here."""
         self._chosen = True
         for codec in fallback_codecs(self._charset):
             try:
@@ -76,10 +87,10 @@ class TextStream:
 
     def feed(self, data: bytes, *, final: bool) -> str:
         raw = self._transfer(data, final)
-        if not self._chosen:
+        if not self._chosen and not self._plain_ascii(raw):
             self._choose(raw, final)
         try:
-            text = self._chars.decode(raw, final)
+            text = raw.decode("ascii") if not self._chosen else self._chars.decode(raw, final)
         except UnicodeError:  # a codec that fails even with errors="replace"
             self._chars = codecs.getincrementaldecoder("utf-8")("replace")
             self.charset_used = "utf-8"
