@@ -26,6 +26,7 @@ from email.parser import BytesHeaderParser
 from email.policy import compat32
 from pathlib import Path
 from types import TracebackType
+from typing import BinaryIO
 
 import trustme
 
@@ -419,18 +420,16 @@ class ReplayServer:
         return name + b" {%d}\r\n" % len(data) + data
 
 
-def _commands(reader: object, conn: ssl.SSLSocket) -> Iterator[bytes]:
+def _commands(reader: BinaryIO, conn: ssl.SSLSocket) -> Iterator[bytes]:
     """Client command lines with their literals folded in (a `+ go ahead` before each literal)."""
-    readline = getattr(reader, "readline")
-    read = getattr(reader, "read")
     while True:
-        line = readline()
+        line = reader.readline()
         if not line:
             return
         command = line.rstrip(b"\r\n")
         while (literal := re.search(rb"\{(\d+)\+?\}$", command)) is not None:
             if not command.endswith(b"+}"):
                 conn.sendall(GO_AHEAD)
-            data = read(int(literal.group(1)))
-            command = command[: literal.start()] + b'"' + data + b'"' + readline().rstrip(b"\r\n")
+            data = reader.read(int(literal.group(1)))
+            command = command[: literal.start()] + b'"' + data + b'"' + reader.readline().rstrip(b"\r\n")
         yield command
