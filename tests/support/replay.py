@@ -302,6 +302,7 @@ class ReplayServer:
                 raw, _address = listener.accept()
             except OSError:
                 return
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # answers go out at once, as Gmail's do
             thread = threading.Thread(target=self._serve, args=(raw, context), daemon=True)
             thread.start()
 
