@@ -24,6 +24,8 @@ from support.replay import Recorded, mailkit_2014, rsc_2011, section_of
 
 SUMMARY_2014 = RECORDINGS / "mailkit-2014" / "search-summary.txt"
 ISSUE_777 = RECORDINGS / "mailkit-issue-777" / "fetch.txt"
+# The 2014 messages Gmail was recorded serving whole (BODY[]).
+WHOLE_2014 = [3, 5, 7, 12, 13, 14, 26, 27, 28, 34, 43]
 
 
 def structure(item: dict[bytes, Any]) -> list[Part]:
@@ -119,7 +121,7 @@ def recorded_whole(session_uids: list[int]) -> list[Recorded]:
 def test_every_section_cut_from_a_recorded_message_has_the_size_gmail_reported() -> None:
     """The replay server cuts BODY[n] from the recorded BODY[]: its sizes must be Gmail's own."""
     checked = 0
-    for message in recorded_whole([3, 5, 7, 12, 13, 14, 26, 27, 28, 34, 43]):
+    for message in recorded_whole(WHOLE_2014):
         assert message.whole is not None
         found = parts(parse(Response(b"", [b"1 (BODY " + message.items[b"BODY"] + b")"]))[b"BODY"])
         for part in found:
@@ -201,3 +203,18 @@ def test_generated_names(part_id: str, mime_type: str, name: str) -> None:
 def test_iso_2022_jp_is_a_real_python_codec() -> None:
     # The fallback above would prove nothing if the label were unknown (unknown labels read as UTF-8).
     assert codecs.lookup("iso-2022-jp").name == "iso2022_jp"
+
+
+def test_the_emulator_describes_the_recorded_messages_as_gmail_did() -> None:
+    """The emulator's BODY for each message Gmail served whole is byte for byte Gmail's: upper-case
+    type words and parameter names, parameters in alphabetical order, lines counted as line ends."""
+    from gmail_emulator.mime import ParsedMessage
+
+    compared = []
+    for message in recorded_whole(WHOLE_2014):
+        assert message.whole is not None
+        if b'"MESSAGE" "RFC822"' in message.items[b"BODY"]:
+            continue  # its inner ENVELOPE holds Gmail's address rewriting, which is not modelled
+        assert ParsedMessage(message.whole).bodystructure(extended=False) == message.items[b"BODY"], message.uid
+        compared.append(message.uid)
+    assert compared == [3, 7, 12, 13, 14, 26, 27, 28, 34, 43, 57046]
