@@ -41,9 +41,10 @@ def _enriched_breaks(text: str) -> str:
 
 def rich_to_text(text: str, mime_type: str) -> str:
     """The text a reader of a text/enriched or text/richtext part sees (LF line ends in and out)."""
+    # A line break that ends the text became a space, which nobody reads.
     if mime_type == "text/enriched":
-        return _strip(_enriched_breaks(text), enriched=True)
-    return _strip(text.replace("\n", " "), enriched=False)
+        return _strip(_enriched_breaks(text), enriched=True).rstrip(" ")
+    return _strip(text.replace("\n", " "), enriched=False).rstrip(" ")
 
 
 def is_rich(mime_type: str) -> bool:
