@@ -228,14 +228,14 @@ def body_part(parts: Sequence[Part] | None) -> Part | None:
 
 def attachment_parts(parts: Sequence[Part] | None) -> list[Part]:
     """Leaves listed as attachments: every leaf that is not the body and whose content is reachable
-    no other way. Text/plain and text/html without a filename are bodies or body alternatives and
-    are not listed; every other leaf is, with or without a disposition or a name (a nameless one
+    no other way. Text/plain and text/html without a filename or an attachment disposition are
+    bodies or body alternatives and are not listed; every other leaf is, with or without a disposition or a name (a nameless one
     gets a generated name, see filenames.generated_name), so an image, a sound, a forwarded or a
     partial message can always be saved."""
     body = body_part(parts)
     listed: list[Part] = []
     for part in parts or ():
-        if part.mime_type in _BODY_TYPES and not part.filename:
+        if part.mime_type in _BODY_TYPES and not part.filename and part.disposition != "attachment":
             continue
         if body is not None and part.part_id == body.part_id and not part.filename:
             continue
