@@ -19,7 +19,7 @@ from mcp_multi_gmail.gmail.parse.bodystructure import Part, attachment_parts, bo
 from mcp_multi_gmail.gmail.parse.charsets import decode_text
 from mcp_multi_gmail.gmail.parse.filenames import generated_name
 from mcp_multi_gmail.gmail.parse.transfer import decode_bytes, decode_part
-from support.recordings import RECORDINGS, Response, all_fetch_files, fetch_responses, parse
+from support.recordings import RECORDINGS, Response, all_fetch_files, fetch_responses, parse, server_bytes
 from support.replay import Recorded, mailkit_2014, rsc_2011, section_of
 
 SUMMARY_2014 = RECORDINGS / "mailkit-2014" / "search-summary.txt"
@@ -218,3 +218,18 @@ def test_the_emulator_describes_the_recorded_messages_as_gmail_did() -> None:
         assert ParsedMessage(message.whole).bodystructure(extended=False) == message.items[b"BODY"], message.uid
         compared.append(message.uid)
     assert compared == [3, 7, 12, 13, 14, 26, 27, 28, 34, 43, 57046]
+
+
+def test_a_2024_delivery_report_with_gmail_s_empty_multipart_lists_every_part() -> None:
+    value = server_bytes(RECORDINGS / "mailkit-issue-1841" / "body.txt").rstrip(b"\r\n")
+    found = parts(parse(Response(b"", [b"1 (BODY " + value + b")"]))[b"BODY"])
+    assert [(p.part_id, p.mime_type) for p in found] == [
+        ("1", "text/plain"),
+        ("2", "message/delivery-status"),
+        ("3", "message/rfc822"),  # its inner structure is Gmail's ("ALTERNATIVE"): no parts
+    ]
+    chosen = body_part(found)
+    assert chosen is not None and chosen.charset == "windows-1252"
+    # Before: the delivery status (part 2) was neither body nor attachment.
+    names = [generated_name(p.part_id, p.mime_type) for p in attachment_parts(found)]
+    assert names == ["part-2.txt", "part-3.eml"]

@@ -81,6 +81,8 @@ _SUBTYPE_EXTENSIONS = {
     "postscript": "ps",
     "msword": "doc",
     "quicktime": "mov",
+    "delivery-status": "txt",
+    "disposition-notification": "txt",
 }
 _PLAIN_SUBTYPE = re.compile(r"[a-z0-9]{1,10}")
 
