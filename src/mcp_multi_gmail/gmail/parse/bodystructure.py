@@ -229,9 +229,9 @@ def body_part(parts: Sequence[Part] | None) -> Part | None:
 def attachment_parts(parts: Sequence[Part] | None) -> list[Part]:
     """Leaves listed as attachments: every leaf that is not the body and whose content is reachable
     no other way. Text/plain and text/html without a filename or an attachment disposition are
-    bodies or body alternatives and are not listed; every other leaf is, with or without a disposition or a name (a nameless one
-    gets a generated name, see filenames.generated_name), so an image, a sound, a forwarded or a
-    partial message can always be saved."""
+    bodies or body alternatives and are not listed; every other leaf is, with or without a
+    disposition or a name (a nameless one gets a generated name, see filenames.generated_name),
+    so an image, a sound, a forwarded or a partial message can always be saved."""
     body = body_part(parts)
     listed: list[Part] = []
     for part in parts or ():
