@@ -152,3 +152,17 @@ async def test_the_2011_session_reads_the_recorded_body_part(
     assert data["charset_used"] == "iso-8859-1" and data["body_format"] == "text"
     assert data["subject"] == "You have no events scheduled today."
     assert data["attachments"] == []
+
+
+async def test_a_replayed_thread_reads_the_same_body(
+    replay: Callable[[Session], tuple[Runtime, ReplayServer]], call: Call
+) -> None:
+    session = rsc_2011()
+    runtime, server = replay(session)
+    (message,) = session.messages
+    data = await ok(call, runtime, "mg_get_thread", account="osobni", thread_id=str(message.thread_id), bodies="all")
+    assert server.unexpected == []
+    (shown,) = data["messages"]
+    assert shown["body"] == message.sections["1"].decode("iso-8859-1").replace("\r\n", "\n")
+    assert shown["charset_used"] == "iso-8859-1"
+    assert data["thread_id"] == "1382192619814696847" and data["message_count"] == 1  # Gmail's recorded X-GM-THRID

@@ -168,6 +168,11 @@ class Recorded:
     sections: dict[str, bytes] = field(default_factory=dict)  # recorded BODY[n] answers, verbatim
 
     @property
+    def thread_id(self) -> int:
+        """The recorded X-GM-THRID, or the one made here for a recording without it."""
+        return int(self.items.get(b"X-GM-THRID", b"%d" % (1_000_000 + self.uid)))
+
+    @property
     def message_id(self) -> str | None:
         envelope = self.items.get(b"ENVELOPE", b"")
         found = re.findall(rb'"<([^">]+)>"\)$', envelope)
@@ -341,7 +346,13 @@ class ReplayServer:
             )
         elif verb == b"SEARCH" and uid:
             wanted = re.search(rb'rfc822msgid:\\?"?<?([^"\\>\s]+)', rest, re.IGNORECASE)
-            found = [m.uid for m in self.session.messages if wanted and m.message_id == wanted.group(1).decode()]
+            thread = re.search(rb"X-GM-THRID (\d+)", rest, re.IGNORECASE)
+            found = [
+                m.uid
+                for m in self.session.messages
+                if (wanted and m.message_id == wanted.group(1).decode())
+                or (thread and m.thread_id == int(thread.group(1)))
+            ]
             conn.sendall(
                 b"* SEARCH"
                 + b"".join(b" %d" % u for u in found)
