@@ -353,11 +353,21 @@ def test_flat_params_and_missing_extension_data() -> None:
     assert body_part(found) == found[0]
 
 
+def test_a_nameless_text_attachment_is_listed() -> None:
+    found = structure(
+        b'(("TEXT" "PLAIN" ("CHARSET" "utf-8") NIL NIL "7BIT" 10 1 NIL NIL NIL)'
+        b'("TEXT" "PLAIN" ("CHARSET" "utf-8") NIL NIL "7BIT" 20 2 NIL ("ATTACHMENT" NIL) NIL) "MIXED")'
+    )
+    assert ids(attachment_parts(found)) == ["2"]
+    assert body_part(found) == found[0]
+
+
 def test_nil_everywhere() -> None:
     found = structure(b"(NIL NIL NIL NIL NIL NIL NIL NIL NIL NIL)")
     assert found == [Part("1", "application/octet-stream", None, "7bit", None, None, None, None)]
     assert body_part(found) is None
-    assert attachment_parts(found) == []
+    # Nothing says what the part is, but its bytes are there: it is listed, so it can be saved.
+    assert ids(attachment_parts(found)) == ["1"]
 
 
 def test_nil_inside_multipart() -> None:

@@ -92,10 +92,10 @@ def test_fetch_everything_imapclient(imap_emu: ImapEmu) -> None:
     bs = data[b"BODYSTRUCTURE"]
     assert bs.is_multipart
     parts, subtype = bs[0], bs[1]
-    assert subtype == b"mixed" and len(parts) == 2
+    assert subtype == b"MIXED" and len(parts) == 2
     attachment = parts[1]
-    assert attachment[0] == b"application" and attachment[1] == b"pdf"
-    assert attachment[8] == (b"attachment", (b"filename", b"r.pdf"))
+    assert attachment[0] == b"APPLICATION" and attachment[1] == b"PDF"
+    assert attachment[8] == (b"ATTACHMENT", (b"FILENAME", b"r.pdf"))
     assert data[b"FLAGS"] == ()  # nothing above set \Seen
 
 
@@ -113,7 +113,7 @@ def test_body_peek_keeps_unseen_and_body_sets_seen(imap_emu: ImapEmu) -> None:
     assert lines[0].startswith(b"* 1 FETCH (UID 1 BODY[1] {")
     assert lines[0].endswith(b" FLAGS (\\Seen))")
     lines = raw.command("FETCH 1 (RFC822.HEADER BODY[9] BODY)")
-    assert b"BODY[9] NIL" in lines[0] and b'BODY ("text" "plain"' in lines[0]
+    assert b"BODY[9] NIL" in lines[0] and b'BODY ("TEXT" "PLAIN"' in lines[0]
 
 
 def test_fetch_changedsince_and_modseq(imap_emu: ImapEmu) -> None:

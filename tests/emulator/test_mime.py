@@ -146,26 +146,27 @@ def test_bodystructure_multipart_alternative_with_pdf() -> None:
     p = ParsedMessage(sample_message())
     bs = fetch(p)[b"BODYSTRUCTURE"]
     assert bs.is_multipart
-    parts, subtype, params, disp, lang, loc = bs
-    assert subtype == b"mixed"
-    assert params[0] == b"boundary" and isinstance(params[1], bytes)
-    assert (disp, lang, loc) == (None, None, None)
+    # Gmail's form: upper-case type words and parameter names, no body location (BEHAVIOURS.md)
+    parts, subtype, params, disp, lang = bs
+    assert subtype == b"MIXED"
+    assert params[0] == b"BOUNDARY" and isinstance(params[1], bytes)
+    assert (disp, lang) == (None, None)
     assert len(parts) == 2
     alt, pdf = parts
     assert alt.is_multipart
     (plain, html_part), alt_sub = alt[0], alt[1]
-    assert alt_sub == b"alternative"
-    assert plain[:6] == (b"text", b"plain", (b"charset", b"utf-8"), None, None, b"7bit")
+    assert alt_sub == b"ALTERNATIVE"
+    assert plain[:6] == (b"TEXT", b"PLAIN", (b"CHARSET", b"utf-8"), None, None, b"7BIT")
     assert plain[6] == len(p.section("1.1") or b"")
     assert plain[7] == 2  # lines
-    assert plain[8:] == (None, None, None, None)
-    assert html_part[:2] == (b"text", b"html")
+    assert plain[8:] == (None, None, None)
+    assert html_part[:2] == (b"TEXT", b"HTML")
     assert html_part[6] == len(p.section("1.2") or b"")
-    assert pdf[:6] == (b"application", b"pdf", None, None, None, b"base64")
+    assert pdf[:6] == (b"APPLICATION", b"PDF", None, None, None, b"BASE64")
     assert pdf[6] == len(p.section("2") or b"")
-    md5, pdf_disp, pdf_lang, pdf_loc = pdf[7:]
-    assert md5 is None and pdf_lang is None and pdf_loc is None
-    assert pdf_disp == (b"attachment", (b"filename", b"r.pdf"))
+    md5, pdf_disp, pdf_lang = pdf[7:]
+    assert md5 is None and pdf_lang is None
+    assert pdf_disp == (b"ATTACHMENT", (b"FILENAME", b"r.pdf"))
     assert isinstance(pdf_disp, tuple)
 
 
@@ -173,7 +174,7 @@ def test_body_without_extension_data() -> None:
     p = ParsedMessage(sample_message())
     bs = fetch(p, extended=False)[b"BODYSTRUCTURE"]
     parts, subtype = bs[0], bs[1]
-    assert len(bs) == 2 and subtype == b"mixed"
+    assert len(bs) == 2 and subtype == b"MIXED"
     assert len(parts[1]) == 7  # type subtype params id desc enc size
     assert len(parts[0][0][0]) == 8  # text: + lines
 
@@ -186,18 +187,17 @@ def test_bodystructure_single_part_fields() -> None:
     )
     bs = fetch(ParsedMessage(raw))[b"BODYSTRUCTURE"]
     assert tuple(bs) == (
-        b"text",
-        b"plain",
-        (b"charset", b"ISO-8859-2", b"format", b"flowed"),
+        b"TEXT",
+        b"PLAIN",
+        (b"CHARSET", b"ISO-8859-2", b"FORMAT", b"flowed"),
         b"<cid@x>",
         b"a note",
-        b"8bit",
+        b"8BIT",
         12,
-        2,
+        1,  # Gmail counts line ends; the last line has none
         None,
         None,
         (b"en", b"cs"),
-        b"http://x/y",
     )
 
 
@@ -211,9 +211,9 @@ def test_bodystructure_rfc2231_filename_and_inline_disposition() -> None:
     p = ParsedMessage(raw)
     bs = fetch(p)[b"BODYSTRUCTURE"]
     assert bs[0][0][2] is None  # text/plain without parameters
-    assert bs[0][1][2] == (b"name", b"a.png")
-    assert bs[0][1][8] == (b"inline", None)
-    assert bs[0][2][8] == (b"attachment", (b"filename", "résumé.pdf".encode()))
+    assert bs[0][1][2] == (b"NAME", b"a.png")
+    assert bs[0][1][8] == (b"INLINE", None)
+    assert bs[0][2][8] == (b"ATTACHMENT", (b"FILENAME", "résumé.pdf".encode()))
     assert p.attachment_filenames() == ["a.png", "résumé.pdf"]
     assert p.has_attachment()
 
@@ -249,13 +249,13 @@ def test_nested_message_rfc822() -> None:
 
     bs = fetch(p)[b"BODYSTRUCTURE"]
     msg_part = bs[0][1]
-    assert msg_part[:2] == (b"message", b"rfc822")
+    assert msg_part[:2] == (b"MESSAGE", b"RFC822")
     assert msg_part[6] == len(whole)
     inner_env = msg_part[7]
     assert inner_env[1] == b"inner subject"
     assert inner_env[2][0] == (b"Inner", None, b"inner", b"example.com")
     inner_bs = msg_part[8]
-    assert isinstance(inner_bs[0], tuple) and inner_bs[0][:2] == (b"text", b"plain")
+    assert isinstance(inner_bs[0], tuple) and inner_bs[0][:2] == (b"TEXT", b"PLAIN")
     assert msg_part[9] == whole.count(b"\n") + (0 if whole.endswith(b"\n") else 1)
     assert "inner body" in p.text_content()
 
@@ -264,7 +264,7 @@ def test_digest_defaults_to_message_rfc822() -> None:
     raw = b"Content-Type: multipart/digest; boundary=d\r\n\r\n--d\r\n\r\nSubject: one\r\n\r\nbody one\r\n--d--\r\n"
     p = ParsedMessage(raw)
     bs = fetch(p)[b"BODYSTRUCTURE"]
-    assert bs[0][0][:2] == (b"message", b"rfc822")
+    assert bs[0][0][:2] == (b"MESSAGE", b"RFC822")
     assert p.section("1.HEADER") == b"Subject: one\r\n\r\n"
 
 
@@ -343,7 +343,7 @@ def test_missing_closing_boundary() -> None:
     )
     p = ParsedMessage(raw)
     bs = fetch(p)[b"BODYSTRUCTURE"]
-    assert [x[:2] for x in bs[0]] == [(b"text", b"plain"), (b"text", b"html")]
+    assert [x[:2] for x in bs[0]] == [(b"TEXT", b"PLAIN"), (b"TEXT", b"HTML")]
     assert p.section("1") == b"first"
     assert p.section("2") == b"<b>second</b>\r\n"
     assert "first" in p.text_content() and "second" in p.text_content()
@@ -353,7 +353,7 @@ def test_no_content_type_and_no_body() -> None:
     p = ParsedMessage(b"From: a@b.c\r\nSubject: plain")
     data = fetch(p)
     assert data[b"ENVELOPE"].subject == b"plain"
-    assert tuple(data[b"BODYSTRUCTURE"])[:7] == (b"text", b"plain", None, None, None, b"7bit", 0)
+    assert tuple(data[b"BODYSTRUCTURE"])[:7] == (b"TEXT", b"PLAIN", None, None, None, b"7BIT", 0)
     assert p.section("TEXT") == b""
     assert p.section("HEADER") == b"From: a@b.c\r\nSubject: plain"
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..text import clean
 from .parse.bodystructure import Part
-from .parse.charsets import codec_for
+from .parse.charsets import codec_for, fallback_codecs, reported_charset
 from .parse.transfer import b64_lenient, b64_noise
 
 if TYPE_CHECKING:
@@ -35,8 +35,37 @@ class TextStream:
         kind = (encoding or "").strip().lower()
         self._kind = kind if kind in ("base64", "quoted-printable") else ""
         self._carry = b""
+        self._charset = charset
         self._chars = codecs.getincrementaldecoder(codec_for(charset))("replace")
+        self._chosen = False  # the codec is chosen on the first slice that is not plain ASCII
+        self.charset_used = reported_charset(charset, codec_for(charset))
         self._cr = False  # a CR held back: it may be the first half of a CRLF
+
+    def _plain_ascii(self, data: bytes) -> bool:
+        """Whether a slice is plain ASCII that the declared codec reads as ASCII (an ISO-2022
+        escape or UTF-7 shift would not be): the choice of codec then waits for a slice that
+        tells the candidates apart."""
+        if not data.isascii():
+            return False
+        try:
+            return data.decode(codec_for(self._charset), "strict") == data.decode("ascii")
+        except (UnicodeError, LookupError):
+            return False
+
+    def _choose(self, data: bytes, final: bool) -> None:
+        """The codec for the whole part, from its first slice that is not plain ASCII: the declared
+        charset if it decodes that slice cleanly, else UTF-8 if that does, else the declared one
+        with replacement (as parse.charsets.decode_checked does for a part read whole). A bad
+        byte only in a later slice is replaced under the codec chosen here."""
+        self._chosen = True
+        for codec in fallback_codecs(self._charset):
+            try:
+                codecs.getincrementaldecoder(codec)("strict").decode(data, final)
+            except (UnicodeError, LookupError):
+                continue
+            self._chars = codecs.getincrementaldecoder(codec)("replace")
+            self.charset_used = reported_charset(self._charset, codec)
+            return
 
     def _transfer(self, data: bytes, final: bool) -> bytes:
         buffer = self._carry + data
@@ -57,11 +86,15 @@ class TextStream:
         return buffer
 
     def feed(self, data: bytes, *, final: bool) -> str:
+        raw = self._transfer(data, final)
+        if not self._chosen and not self._plain_ascii(raw):
+            self._choose(raw, final)
         try:
-            text = self._chars.decode(self._transfer(data, final), final)
+            text = raw.decode("ascii") if not self._chosen else self._chars.decode(raw, final)
         except UnicodeError:  # a codec that fails even with errors="replace"
             self._chars = codecs.getincrementaldecoder("utf-8")("replace")
-            text = self._chars.decode(self._transfer(b"", final), final)
+            self.charset_used = "utf-8"
+            text = self._chars.decode(raw, final)
         if self._cr:
             text = "\r" + text
             self._cr = False
@@ -77,6 +110,7 @@ class Window:
     total: int  # characters in the whole body
     exact: bool  # False: the body was not read to its end and `total` is an estimate
     more: bool  # text follows after this window
+    charset_used: str = "utf-8"  # the charset that decoded the text (TextStream.charset_used)
 
 
 def read_window(session: ImapSession, uid: int, part: Part, offset: int, limit: int) -> Window | None:
@@ -101,7 +135,7 @@ def read_window(session: ImapSession, uid: int, part: Part, offset: int, limit: 
         if final:
             start = min(offset, seen)
             window = "".join(pieces)
-            return Window(window, start, seen, True, start + len(window) < seen)
+            return Window(window, start, seen, True, start + len(window) < seen, stream.charset_used)
         if seen > wanted_end:
             break
     # Stopped early: estimate the whole length from the characters per encoded byte so far.
@@ -109,4 +143,4 @@ def read_window(session: ImapSession, uid: int, part: Part, offset: int, limit: 
     if part.size is not None and position:
         estimate = max(seen + 1, round(seen * part.size / position))
     window = "".join(pieces)
-    return Window(window, min(offset, seen), estimate, False, True)
+    return Window(window, min(offset, seen), estimate, False, True, stream.charset_used)

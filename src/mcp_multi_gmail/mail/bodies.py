@@ -15,7 +15,8 @@ from typing import Literal
 
 from ..gmail.imap import Fetched, ImapSession
 from ..gmail.parse.bodystructure import Part, attachment_parts, body_part
-from ..gmail.parse.transfer import decode_body
+from ..gmail.parse.filenames import generated_name
+from ..gmail.parse.transfer import decode_body, decode_part
 from ..htmltext import html_to_text
 from .preview import preview_of
 from .results import AttachmentInfo
@@ -38,6 +39,7 @@ class BodyWindow:
     hidden_text_chars: int = 0
     attachments: list[AttachmentInfo] = field(default_factory=list)
     cut_by_budget: bool = False  # shortened because the thread's budget ran out, not by the window
+    charset_used: str | None = None
     text: str | None = None  # the whole decoded text (for the preview), not part of the result
 
     def fields(self) -> dict[str, object]:
@@ -49,17 +51,20 @@ class BodyWindow:
             "body_truncated": self.body_truncated,
             "hidden_text_chars": self.hidden_text_chars,
             "attachments": self.attachments,
+            "charset_used": self.charset_used,
         }
 
 
 def attachment_list(structure: Sequence[Part] | None) -> list[AttachmentInfo]:
+    """The listed attachments; a part without a name is listed under a generated one."""
     return [
         AttachmentInfo(
             attachment_id=part.part_id,
-            filename=part.filename,
+            filename=part.filename or generated_name(part.part_id, part.mime_type),
             mime_type=part.mime_type,
             size_bytes=part.size,
             inline=part.disposition == "inline",
+            filename_generated=part.filename is None,
         )
         for part in attachment_parts(structure)
     ]
@@ -73,19 +78,20 @@ def overhead(structure: Sequence[Part] | None) -> int:
 
 def decoded(
     chosen: Part | None, raw: bytes | None, *, raw_html: bool = False
-) -> tuple[BodyFormat | None, str | None, int]:
-    """(format, text, hidden characters) of the chosen part, as mg_get_message shows it: the plain
-    part as it is; an HTML-only body converted to text without what it hides; raw HTML only when
-    asked for. (None, None, 0) without a text part."""
+) -> tuple[BodyFormat | None, str | None, int, str | None]:
+    """(format, text, hidden characters, charset used) of the chosen part, as mg_get_message shows
+    it: the plain part as it is (text/enriched and text/richtext converted to what a reader sees);
+    an HTML-only body converted to text without what it hides; raw HTML only when asked for.
+    (None, None, 0, None) without a text part."""
     if chosen is None or raw is None:
-        return None, None, 0
-    text = decode_body(raw, chosen.encoding, chosen.charset)
+        return None, None, 0, None
+    text, used = decode_part(raw, chosen.encoding, chosen.charset, chosen.mime_type)
     if chosen.mime_type != "text/html":
-        return "text", text, 0
+        return "text", text, 0, used
     if raw_html:
-        return "html", text, 0
+        return "html", text, 0, used
     converted = html_to_text(text)
-    return "html_as_text", converted.text, converted.hidden_chars
+    return "html_as_text", converted.text, converted.hidden_chars, used
 
 
 def window(
@@ -128,7 +134,9 @@ class ThreadTexts:
             found[uid] = (
                 None
                 if part is None or raw is None
-                else preview_of(decode_body(raw, part.encoding, part.charset), html=part.mime_type == "text/html")
+                else preview_of(
+                    decode_body(raw, part.encoding, part.charset, part.mime_type), html=part.mime_type == "text/html"
+                )
             )
         return found
 
@@ -140,10 +148,12 @@ class ThreadTexts:
         for uid in order:
             item = self.fetched.get(uid)
             structure = item.parts if item is not None else None
-            body_format, text, hidden = decoded(self.chosen.get(uid), self.raw.get(uid))
-            own = window(body_format, text, 0, limit, structure, hidden)
+            body_format, text, hidden, used = decoded(self.chosen.get(uid), self.raw.get(uid))
+            own = replace(window(body_format, text, 0, limit, structure, hidden), charset_used=used)
             if own.body is not None and len(own.body) > left:
-                own = replace(window(body_format, text, 0, left, structure, hidden), cut_by_budget=True)
+                own = replace(
+                    window(body_format, text, 0, left, structure, hidden), cut_by_budget=True, charset_used=used
+                )
             windows[uid] = own
             left -= len(own.body or "")
         return windows

@@ -97,6 +97,6 @@ def previews(session: ImapSession, items: Iterable[Fetched]) -> dict[int, str | 
         raw = beginnings.get(uid, {}).get(part.part_id)
         if raw is None:
             continue
-        text = decode_body(raw, part.encoding, part.charset)
+        text = decode_body(raw, part.encoding, part.charset, part.mime_type)
         result[uid] = preview_of(text, html=part.mime_type == "text/html")
     return result

@@ -17,8 +17,9 @@ from ..errors import MailError, not_found
 from ..gmail.bodystream import SLICE_BYTES, read_window
 from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
 from ..gmail.parse.bodystructure import Part, attachment_parts, body_part
-from ..gmail.parse.filenames import safe_filename
-from ..gmail.parse.transfer import decode_body, decode_bytes
+from ..gmail.parse.filenames import generated_name, safe_filename
+from ..gmail.parse.richtext import is_rich, rich_to_text
+from ..gmail.parse.transfer import decode_bytes, decode_part
 from ..htmltext import html_to_text
 from ..runtime import Runtime
 from ..text import clean
@@ -27,7 +28,6 @@ from . import inputs
 from .cursor import Key, decode, encode, fingerprint, key_of
 from .preview import previews
 from .results import (
-    AttachmentInfo,
     AttachmentResult,
     LabelInfo,
     LabelsResult,
@@ -282,6 +282,7 @@ def _read_message(
     chosen = chosen or body_part(structure)
     body_format: str | None = None
     window: str | None = None
+    charset_used: str | None = None
     start = total = hidden = 0
     more = False
     if chosen is not None:
@@ -292,18 +293,22 @@ def _read_message(
             # Only the chosen text part travels, never the whole message with its attachments.
             raw = session.fetch_part(uid, chosen.part_id)
             if raw is not None:
-                text = decode_body(raw, chosen.encoding, chosen.charset)
-        elif html and not raw_html:
-            # Turning HTML into text needs the markup from its start: a bounded beginning, in slices.
+                text, charset_used = decode_part(raw, chosen.encoding, chosen.charset, chosen.mime_type)
+        elif (html and not raw_html) or is_rich(chosen.mime_type):
+            # Turning HTML (or enriched text) into text needs the markup from its start: a bounded
+            # beginning, in slices.
             beginning = read_window(session, uid, chosen, 0, HTML_READ_LIMIT)
             if beginning is not None:
-                text, whole = beginning.text, not beginning.more
+                text, whole, charset_used = beginning.text, not beginning.more, beginning.charset_used
+                if is_rich(chosen.mime_type):
+                    text = rich_to_text(text, chosen.mime_type)
         else:
             # A long part is read in slices up to the window's end, never held whole in memory.
             sliced = read_window(session, uid, chosen, offset, limit)
             if sliced is not None:
                 window, start, total, more = sliced.text, sliced.start, sliced.total, sliced.more
                 body_format = "html" if html else "text"
+                charset_used = sliced.charset_used
         if text is not None:
             body_format = "text"
             if html and raw_html:
@@ -323,17 +328,9 @@ def _read_message(
         body_total_length=total,
         body_truncated=window is not None and more,
         hidden_text_chars=hidden,
-        attachments=[
-            AttachmentInfo(
-                attachment_id=part.part_id,
-                filename=part.filename,
-                mime_type=part.mime_type,
-                size_bytes=part.size,
-                inline=part.disposition == "inline",
-            )
-            for part in attachment_parts(structure)
-        ],
+        attachments=bodies_.attachment_list(structure),
         copies=copies,
+        charset_used=charset_used,
     )
 
 
@@ -378,7 +375,8 @@ def _download(session: ImapSession, account: Account, bare: str, part_id: str) -
     raw = session.fetch_part(uid, part_id)
     if raw is None:
         raise _disappeared(bare, account)
-    return _Download(decode_bytes(raw, part.encoding), safe_filename(part.filename, part_id), part.mime_type)
+    name = part.filename or generated_name(part.part_id, part.mime_type)
+    return _Download(decode_bytes(raw, part.encoding), safe_filename(name, part_id), part.mime_type)
 
 
 def _write_inside(directory: Path, filename: str, data: bytes) -> Path:

@@ -151,6 +151,10 @@ class AttachmentInfo(BaseModel):
     mime_type: str
     size_bytes: int | None = Field(description="Encoded size from the body structure")
     inline: bool
+    filename_generated: bool = Field(
+        default=False,
+        description="true: the part has no name of its own; filename was made from its part number and type",
+    )
 
 
 def _drop_unset(data: Any, model: BaseModel, names: tuple[str, ...]) -> Any:
@@ -170,6 +174,7 @@ _BODY_FIELDS = (
     "body_truncated",
     "hidden_text_chars",
     "attachments",
+    "charset_used",
 )
 
 
@@ -194,6 +199,7 @@ class ThreadMessage(MessageSummary):
     )
     hidden_text_chars: int | None = None
     attachments: list[AttachmentInfo] | None = None
+    charset_used: str | None = Field(default=None, description="Only with bodies: as mg_get_message")
 
     @model_serializer(mode="wrap")
     def _only_asked(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -239,6 +245,11 @@ class MessageResult(MessageSummary):
     )
     attachments: list[AttachmentInfo]
     copies: int = Field(description="Messages in All Mail with this Message-ID (normally 1)")
+    charset_used: str | None = Field(
+        default=None,
+        description="The charset that decoded the body: the declared one, or utf-8 when the declared label "
+        "could not decode it cleanly (a mislabelled message); null without a body",
+    )
 
 
 class AttachmentResult(BaseModel):

@@ -123,9 +123,9 @@ def _header_text(value: bytes) -> str:
 
 
 def _count_lines(body: bytes) -> int:
-    if not body:
-        return 0
-    return body.count(b"\n") + (0 if body.endswith(b"\n") else 1)
+    # Gmail counts line ends: a last line without CRLF (the CRLF before a boundary belongs to the
+    # boundary) is not counted (observed: BEHAVIOURS.md, "Real Gmail bytes").
+    return body.count(b"\n")
 
 
 def _parse_params(value: bytes) -> list[tuple[str, bytes]]:
@@ -532,25 +532,19 @@ class _Part:
     def bodystructure(self, extended: bool) -> bytes:
         if self.children:
             inner = b"".join(c.bodystructure(extended) for c in self.children)
-            out = inner + b" " + imap_nstring(self.subtype.encode())
+            # Gmail's form (observed): type words in upper case, extension data without a location.
+            out = inner + b" " + imap_nstring(self.subtype.upper().encode())
             if extended:
-                out += b" " + b" ".join(
-                    [
-                        _params_wire(self.params),
-                        self._disposition_wire(),
-                        self._language_wire(),
-                        imap_nstring(self.first("content-location")),
-                    ]
-                )
+                out += b" " + b" ".join([_params_wire(self.params), self._disposition_wire(), self._language_wire()])
             return b"(" + out + b")"
         body = self.body
         items = [
-            imap_nstring(self.maintype.encode("latin-1")),
-            imap_nstring(self.subtype.encode("latin-1")),
+            imap_nstring(self.maintype.upper().encode("latin-1")),
+            imap_nstring(self.subtype.upper().encode("latin-1")),
             _params_wire(self.params),
             imap_nstring(self.first("content-id")),
             imap_nstring(self.first("content-description")),
-            imap_nstring(self.encoding.encode("latin-1")),
+            imap_nstring(self.encoding.upper().encode("latin-1")),
             b"%d" % len(body),
         ]
         if self.message is not None:
@@ -562,19 +556,14 @@ class _Part:
         elif self.maintype == "text":
             items.append(b"%d" % _count_lines(body))
         if extended:
-            items += [
-                imap_nstring(self.first("content-md5")),
-                self._disposition_wire(),
-                self._language_wire(),
-                imap_nstring(self.first("content-location")),
-            ]
+            items += [imap_nstring(self.first("content-md5")), self._disposition_wire(), self._language_wire()]
         return b"(" + b" ".join(items) + b")"
 
     def _disposition_wire(self) -> bytes:
         disp = self.disposition()
         if disp is None:
             return b"NIL"
-        return b"(" + imap_nstring(disp[0].encode("latin-1")) + b" " + _params_wire(disp[1]) + b")"
+        return b"(" + imap_nstring(disp[0].upper().encode("latin-1")) + b" " + _params_wire(disp[1]) + b")"
 
     def _language_wire(self) -> bytes:
         value = self.first("content-language")
@@ -587,9 +576,14 @@ class _Part:
 
 
 def _params_wire(params: list[tuple[str, bytes]]) -> bytes:
+    """Parameters as Gmail lists them (observed): names in upper case, in alphabetical order,
+    values as sent."""
     if not params:
         return b"NIL"
-    return b"(" + b" ".join(imap_nstring(k.encode("latin-1")) + b" " + imap_nstring(v) for k, v in params) + b")"
+    ordered = sorted(params, key=lambda kv: kv[0].upper())
+    return (
+        b"(" + b" ".join(imap_nstring(k.upper().encode("latin-1")) + b" " + imap_nstring(v) for k, v in ordered) + b")"
+    )
 
 
 def _addr_wire(addrs: list[_Addr]) -> bytes:

@@ -31,6 +31,7 @@ class Part:
     content_id: str | None = None  # Content-ID without angle brackets (what "cid:" URLs use)
 
 
+_DISPOSITIONS = ("attachment", "inline")
 _MAX_DEPTH = 64  # deeper nesting is junk (and would exhaust the recursion limit)
 _EXTENDED_PARAM = re.compile(r"^(?P<name>[^*]+)\*(?:(?P<section>[0-9]{1,3})(?P<encoded>\*)?)?$")
 # Up to 20 digits: every size or count IMAP sends fits, and int() never meets a huge string.
@@ -125,6 +126,16 @@ def _disposition(node: Sequence[object], index: int) -> tuple[str | None, dict[s
                 return _token(kind), _params(params)
         if i == index and isinstance(value, (bytes, str)):
             return _token(value), {}
+    # Gmail has described attachments as a four-element node, ("RELATED" NIL ("ATTACHMENT" NIL) NIL):
+    # no subtype, and the disposition where the parameters belong. In a node too short to have
+    # extension data, a pair naming a disposition is taken wherever it sits.
+    if len(node) < 7:
+        for value in node[2:]:
+            if isinstance(value, (tuple, list)) and len(value) == 2:
+                kind, params = value
+                token = _token(kind) if isinstance(kind, (bytes, str)) else None
+                if token in _DISPOSITIONS and (params is None or isinstance(params, (tuple, list))):
+                    return token, _params(params)
     return None, {}
 
 
@@ -201,11 +212,14 @@ def parts(bodystructure: Any) -> list[Part]:
 
 
 _BODY_TYPES = ("text/plain", "text/html")
+# Offered as the body only when there is neither plain text nor HTML; converted to text (RFC 1896).
+_RICH_TYPES = ("text/enriched", "text/richtext")
 
 
 def body_part(parts: Sequence[Part] | None) -> Part | None:
-    """The first text/plain part that is not an attachment; failing that the first such text/html."""
-    for mime_type in _BODY_TYPES:
+    """The first text/plain part that is not an attachment; failing that the first such text/html;
+    failing that the first text/enriched or text/richtext (mail from before HTML)."""
+    for mime_type in (*_BODY_TYPES, *_RICH_TYPES):
         for part in parts or ():
             if part.mime_type == mime_type and part.disposition != "attachment":
                 return part
@@ -213,14 +227,17 @@ def body_part(parts: Sequence[Part] | None) -> Part | None:
 
 
 def attachment_parts(parts: Sequence[Part] | None) -> list[Part]:
-    """Leaves listed as attachments: disposition attachment/inline or a filename, except bodies
-    (text/plain, text/html without a filename). An attached message/rfc822 is listed even
-    without a disposition, because its content is reachable no other way."""
+    """Leaves listed as attachments: every leaf that is not the body and whose content is reachable
+    no other way. Text/plain and text/html without a filename or an attachment disposition are
+    bodies or body alternatives and are not listed; every other leaf is, with or without a
+    disposition or a name (a nameless one gets a generated name, see filenames.generated_name),
+    so an image, a sound, a forwarded or a partial message can always be saved."""
+    body = body_part(parts)
     listed: list[Part] = []
     for part in parts or ():
-        if part.mime_type in _BODY_TYPES and not part.filename:
+        if part.mime_type in _BODY_TYPES and not part.filename and part.disposition != "attachment":
             continue
-        attached = part.disposition in ("attachment", "inline") or part.filename is not None
-        if attached or part.mime_type in ("message/rfc822", "message/global"):
-            listed.append(part)
+        if body is not None and part.part_id == body.part_id and not part.filename:
+            continue
+        listed.append(part)
     return listed

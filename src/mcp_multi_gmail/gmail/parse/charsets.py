@@ -7,6 +7,7 @@ when valid and as Latin-1 otherwise, so no byte is ever lost.
 from __future__ import annotations
 
 import codecs
+from contextlib import suppress
 from functools import lru_cache
 
 # Names Python lacks, or declared charsets whose superset decodes real-world mail better.
@@ -75,3 +76,31 @@ def atom_raw(value: object) -> bytes | str | None:
     if isinstance(value, (bytes, str)):
         return value
     return atom_text(value)
+
+
+def reported_charset(charset: str | None, codec: str) -> str:
+    """The charset name a result reports for `codec`: the declared label when its own decoder was
+    used; "utf-8" when UTF-8 was (it also stands for US-ASCII, which it contains, and for labels
+    that name no known charset)."""
+    if codec == "utf-8" or not charset:
+        return "utf-8"
+    return charset.strip().strip("\"'").split("*", 1)[0].lower() or codec
+
+
+def decode_checked(data: bytes, charset: str | None) -> tuple[str, str]:
+    """A text part's bytes as text, and the charset that decoded them.
+
+    Gmail serves what the sender sent, and a label can be wrong (UTF-8 bytes under a 7-bit
+    ISO-2022-JP label). The declared charset is tried strictly; if it cannot decode the bytes
+    cleanly, UTF-8 is tried strictly; only then the declared charset with replacement characters.
+    """
+    for codec in fallback_codecs(charset):
+        with suppress(UnicodeError, LookupError):
+            return data.decode(codec, "strict"), reported_charset(charset, codec)
+    return decode_text(data, charset), reported_charset(charset, codec_for(charset))
+
+
+def fallback_codecs(charset: str | None) -> list[str]:
+    """The codecs `decode_checked` tries strictly, in order (also for decoders fed a slice at a time)."""
+    codec = codec_for(charset)
+    return [codec] if codec == "utf-8" else [codec, "utf-8"]

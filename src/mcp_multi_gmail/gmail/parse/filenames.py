@@ -64,3 +64,36 @@ def safe_filename(name: str | None, attachment_id: str) -> str:
         extension = _PLAIN_EXTENSION.search(text)
         return f"attachment-{digits or '0'}{extension.group(0).lower() if extension else ''}"
     return _cap(text) or fallback
+
+
+# Extensions for nameless parts, by subtype; any other plain subtype is its own extension.
+_SUBTYPE_EXTENSIONS = {
+    "octet-stream": "bin",
+    "rfc822": "eml",
+    "global": "eml",
+    "basic": "au",
+    "jpeg": "jpg",
+    "plain": "txt",
+    "enriched": "txt",
+    "richtext": "rtx",
+    "xbitmap": "xbm",
+    "svg+xml": "svg",
+    "postscript": "ps",
+    "msword": "doc",
+    "quicktime": "mov",
+    "delivery-status": "txt",
+    "disposition-notification": "txt",
+}
+_PLAIN_SUBTYPE = re.compile(r"[a-z0-9]{1,10}")
+
+
+def generated_name(part_id: str, mime_type: str) -> str:
+    """A name for a part that has none: its part number and an extension from its subtype
+    ("part-1.2.gif"), so it can be listed and saved like any named attachment."""
+    digits = re.sub(r"[^0-9.]", "", part_id or "") or "0"
+    subtype = mime_type.rpartition("/")[2].lower()
+    subtype = subtype[2:] if subtype.startswith("x-") else subtype
+    extension = _SUBTYPE_EXTENSIONS.get(subtype)
+    if extension is None:
+        extension = subtype if _PLAIN_SUBTYPE.fullmatch(subtype) else "bin"
+    return f"part-{digits}.{extension}"

@@ -6,7 +6,8 @@ import binascii
 import re
 
 from ...text import clean
-from .charsets import decode_text
+from .charsets import decode_checked
+from .richtext import is_rich, rich_to_text
 
 _B64_JUNK = re.compile(rb"[^A-Za-z0-9+/=\-_]")
 _B64_RUN = re.compile(rb"[A-Za-z0-9+/]+")
@@ -45,7 +46,19 @@ def decode_bytes(data: bytes, encoding: str | None) -> bytes:
     return raw
 
 
-def decode_body(data: bytes, encoding: str | None, charset: str | None) -> str:
-    """A text part as text: transfer-decoded, charset-decoded (unknown → UTF-8), LF newlines, cleaned."""
-    text = decode_text(decode_bytes(data, encoding), charset)
-    return clean(text.replace("\r\n", "\n").replace("\r", "\n"))
+def decode_part(
+    data: bytes, encoding: str | None, charset: str | None, mime_type: str = "text/plain"
+) -> tuple[str, str]:
+    """A text part as text, and the charset that decoded it: transfer-decoded, charset-decoded
+    (a label that does not decode cleanly falls back to UTF-8), LF newlines, text/enriched and
+    text/richtext converted to what a reader sees, cleaned."""
+    text, used = decode_checked(decode_bytes(data, encoding), charset)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if is_rich(mime_type):
+        text = rich_to_text(text, mime_type)
+    return clean(text), used
+
+
+def decode_body(data: bytes, encoding: str | None, charset: str | None, mime_type: str = "text/plain") -> str:
+    """`decode_part` without the charset."""
+    return decode_part(data, encoding, charset, mime_type)[0]
