@@ -14,13 +14,9 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import __version__
 from .layout import GUARD_MESSAGE, check_location, detect_layout, is_release_build, project_dir
-
-if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer
 
 WATCHER_BAD_START = 6
 
@@ -224,17 +220,7 @@ def serve(config_arg: str | None) -> int:
     # than in the middle of the first burst of tool calls, where it would delay every answer.
     threading.Thread(target=runtime.endpoint.tls_context, name="mg-tls-warmup", daemon=True).start()
     _stderr(running_line(runtime.config))
-    import anyio
+    from .server.lifetime import run_stdio
 
-    anyio.run(_serve_stdio, server)
+    run_stdio(server)  # until the client closes stdin; then it ends within 2 s whatever is in flight
     return 0
-
-
-async def _serve_stdio(server: MCPServer) -> None:
-    from .gmail.imap import finish_logouts
-
-    try:
-        await server.run_stdio_async()
-    finally:
-        # LOGOUTs run after each answer; the last ones still go out when the client hangs up.
-        await finish_logouts()

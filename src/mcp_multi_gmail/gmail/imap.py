@@ -24,7 +24,7 @@ import anyio
 
 from .. import deadline
 from ..errors import MailError
-from .connections import Connections, Gate
+from .connections import OPEN, Connections, Gate
 from .endpoint import Endpoint
 from .refusals import command_refused, login_refused
 from .special_folders import MailboxKey, SpecialFolders
@@ -624,6 +624,13 @@ def open_session(
 ) -> Iterator[ImapSession]:
     """Connect and log in; always log out (or drop the socket) afterwards. `folders`: where the
     mailbox's special folders are remembered across sessions (None: looked up in each session)."""
+    with OPEN.held():
+        yield from _open_session(account, address, password, endpoint, folders)
+
+
+def _open_session(
+    account: str, address: str, password: str, endpoint: Endpoint, folders: SpecialFolders | None
+) -> Iterator[ImapSession]:
     from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
 
     try:
@@ -634,6 +641,8 @@ def open_session(
     sock = client.socket()
     session: ImapSession | None = None
     try:
+        if not OPEN.track(sock):
+            raise ConnectionAbortedError("the server is shutting down")  # its client has gone
         if progress is not None and not progress.register(sock):
             raise TimeoutError("the call's deadline passed")  # abandoned while connecting
         try:
@@ -653,6 +662,7 @@ def open_session(
         key = (endpoint.imap_host, endpoint.imap_port, address.casefold())
         session = ImapSession(client, account, (folders, key) if folders is not None else None)
         yield session
+        OPEN.answered(sock)
     except MailError:
         raise
     except IMAPClientAbortError as error:
@@ -663,6 +673,7 @@ def open_session(
         raise command_refused(account, _gmail_reason(error)) from None
     finally:
         _close(client)
+        OPEN.untrack(sock)
         if progress is not None:
             progress.unregister(sock)
 

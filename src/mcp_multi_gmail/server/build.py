@@ -19,6 +19,7 @@ from .. import __version__
 from ..errors import MailError
 from ..runtime import Runtime
 from .instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI, build_instructions
+from .lifetime import LOGOUT_GRACE_S
 from .tools.arguments import invalid_arguments
 from .tools.common import compact_json, error_result
 
@@ -100,13 +101,13 @@ class GmailServer(MCPServer):
 
 @asynccontextmanager
 async def _logouts_finish(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:
-    """When the client goes, wait for the LOGOUTs that still follow answers already given."""
+    """When the client goes, wait a moment for the LOGOUTs that still follow answers already given."""
     try:
         yield {}
     finally:
         from ..gmail.imap import finish_logouts
 
-        await finish_logouts()
+        await finish_logouts(LOGOUT_GRACE_S)  # the server ends within 2 s of its client (lifetime.py)
 
 
 def build_server(runtime: Runtime) -> MCPServer:
