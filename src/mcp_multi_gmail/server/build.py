@@ -12,7 +12,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.resources import TextResource
-from mcp.types import CallToolResult, InputRequiredResult, TextContent
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, Tool
 from pydantic import ValidationError
 
 from .. import __version__
@@ -20,6 +20,7 @@ from ..errors import MailError
 from ..runtime import Runtime
 from .instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI, build_instructions
 from .lifetime import LOGOUT_GRACE_S
+from .schema import published
 from .tools.arguments import invalid_arguments
 from .tools.common import compact_json, error_result
 
@@ -70,6 +71,9 @@ class GmailServer(MCPServer):
     text item `{"error": {code, message, retryable}}`, no structuredContent, including the
     errors the SDK raises itself before a tool runs (bad arguments, unknown tool).
     """
+
+    async def list_tools(self) -> list[Tool]:
+        return [published(tool) for tool in await super().list_tools()]  # standard JSON Schema (schema.py)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
