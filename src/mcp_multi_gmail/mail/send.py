@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from .. import deadline, policy
+from .. import deadline, policy, progress
 from ..config import Account
 from ..domain import Address
 from ..errors import MailError
@@ -118,6 +118,7 @@ def _verify_sent_copy(session: ImapSession, composed: Composed, *, append: bool)
         pause = next(pauses, None)
         if pause is None or time.monotonic() >= deadline:
             break
+        progress.report(waited, SENT_WAIT_S, f"sent; waiting {waited:g} s so far for Gmail to file it in Sent")
         time.sleep(max(0.0, min(pause, deadline - time.monotonic())))
     if not append:
         return SentCopy(saved=False, filed_by=None, folder=folder, uid=None, error="not in Sent", waited_s=waited)

@@ -20,6 +20,7 @@ from ..errors import MailError
 from ..runtime import Runtime
 from .instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI, build_instructions
 from .lifetime import LOGOUT_GRACE_S
+from .notify import progress_notifications
 from .schema import published
 from .tools.arguments import invalid_arguments
 from .tools.common import compact_json, error_result
@@ -79,7 +80,8 @@ class GmailServer(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         try:
-            result = await super().call_tool(name, arguments, context)
+            async with progress_notifications(context):  # when the request carries a progressToken
+                result = await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
             # The tools catch their own failures, so this is a result that broke its own schema.
             logger.exception("tool %s returned a malformed result", name)
