@@ -56,11 +56,14 @@ def _answer(server: ServerProcess, tool: str, arguments: dict[str, Any], token: 
     check_wire_result(tool, reply["result"])
     failed, payload = tool_result(reply)
     assert not failed, payload
+    result: dict[str, Any] = payload
     if token is not None:
         notes = _progress(server, token)
         assert notes, f"{tool}: no progress notification"
-        assert all(order < server.reply_order[request_id] for order, _ in server.notifications if _token(_) == token)
-    return payload
+        # Every notification of the call came before its result.
+        came = [order for order, message in server.notifications if _token(message) == token]
+        assert max(came) < server.reply_order[request_id], (came, server.reply_order[request_id])
+    return result
 
 
 def _token(message: dict[str, Any]) -> Any:
