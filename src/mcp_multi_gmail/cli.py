@@ -222,5 +222,5 @@ def serve(config_arg: str | None) -> int:
     _stderr(running_line(runtime.config))
     from .server.lifetime import run_stdio
 
-    run_stdio(server)  # until the client closes stdin; then it ends within 2 s whatever is in flight
+    run_stdio(server)  # until the client closes stdin; then the process ends there, within 2 s, exit code 0
     return 0
