@@ -12,7 +12,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -232,18 +232,12 @@ def serve(config_arg: str | None) -> int:
         _stderr(running_line(runtime.config))
     else:
         _stderr(repair_line())
-    import anyio
-
-    anyio.run(_serve_stdio, server)
     # A server that never left repair mode ends as a failed start did (a trial run `< /dev/null` says so).
-    return 1 if runtime.repair is not None else 0
+    return _run_stdio(server, lambda: 1 if runtime.repair is not None else 0)
 
 
-async def _serve_stdio(server: MCPServer) -> None:
-    from .gmail.imap import finish_logouts
+def _run_stdio(server: MCPServer, exit_code: Callable[[], int]) -> int:
+    """Serve until the client closes stdin; the process then ends in lifetime.py, within 2 s."""
+    from .server.lifetime import run_stdio
 
-    try:
-        await server.run_stdio_async()
-    finally:
-        # LOGOUTs run after each answer; the last ones still go out when the client hangs up.
-        await finish_logouts()
+    run_stdio(server, exit_code)

@@ -130,10 +130,11 @@ def test_configuration_errors_never_quote_the_password(
     # mode (its instructions and the error every mail tool gives), which ends with exit 1.
     served: list[Any] = []
 
-    async def client_goes_at_once(server: Any) -> None:
+    def client_goes_at_once(server: Any, exit_code: Callable[[], int]) -> int:
         served.append(server)
+        return exit_code()
 
-    monkeypatch.setattr(cli, "_serve_stdio", client_goes_at_once)
+    monkeypatch.setattr(cli, "_run_stdio", client_goes_at_once)
     with pytest.raises(SystemExit) as exited:
         cli.main(["--config", str(path)])
     assert exited.value.code == 1

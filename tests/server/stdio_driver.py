@@ -40,6 +40,10 @@ class ServerProcess:
         )
         self._ids = itertools.count(1)
         self._replies: dict[int, tuple[dict[str, Any], float]] = {}
+        # Every server-sent notification, and where each reply came in the stdout stream.
+        self.notifications: list[tuple[int, dict[str, Any]]] = []
+        self.reply_order: dict[int, int] = {}
+        self._lines = itertools.count()
         self._arrived = threading.Condition()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -55,10 +59,15 @@ class ServerProcess:
         for line in self.proc.stdout:
             arrived = time.monotonic()
             message = json.loads(line)  # anything but protocol on stdout fails here
+            order = next(self._lines)
             if "id" in message and ("result" in message or "error" in message):
                 with self._arrived:
                     self._replies[int(message["id"])] = (message, arrived)
+                    self.reply_order[int(message["id"])] = order
                     self._arrived.notify_all()
+            elif "method" in message and "id" not in message:
+                with self._arrived:
+                    self.notifications.append((order, message))
 
     def _write(self, message: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -73,8 +82,11 @@ class ServerProcess:
         self._write(message)
         return request_id
 
-    def call(self, tool: str, arguments: dict[str, Any]) -> int:
-        return self.request("tools/call", {"name": tool, "arguments": arguments})
+    def call(self, tool: str, arguments: dict[str, Any], *, progress_token: str | None = None) -> int:
+        params: dict[str, Any] = {"name": tool, "arguments": arguments}
+        if progress_token is not None:
+            params["_meta"] = {"progressToken": progress_token}
+        return self.request("tools/call", params)
 
     def wait(self, request_id: int, timeout: float) -> dict[str, Any]:
         return self.wait_timed(request_id, timeout)[0]

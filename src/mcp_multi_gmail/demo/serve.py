@@ -9,6 +9,8 @@ import sys
 from collections.abc import Mapping
 from types import FrameType
 
+import anyio
+
 from .setup import emulator_class, running_demo, stderr_line
 
 SERVE_NOTICE = (
@@ -52,6 +54,7 @@ def serve_demo() -> int:
     from ..gmail.endpoint import EndpointError
     from ..runtime import Runtime
     from ..server import build_server
+    from ..server.lifetime import serve_stdio
 
     stop_on_signals()
     try:
@@ -65,7 +68,7 @@ def serve_demo() -> int:
                 return 1
             server = build_server(runtime)
             stderr_line(SERVE_NOTICE)
-            server.run()
+            anyio.run(serve_stdio, server)  # connections still in use are cut when the client goes
     except DemoStopped as stop:
         # The folder is gone. The transport's stdin reader may still block in a worker thread, and
         # the interpreter would wait for it at exit: leave at once with the signal's exit status.

@@ -9,6 +9,10 @@ so even a call abandoned at its deadline counts until its connection is really g
 The worker threads come from an executor of our own. The MCP stdio transport reads and writes
 through anyio's default thread pool; IMAP sessions there would starve it and leave the server
 unable to read a request or answer `ping` while Gmail is slow.
+
+Every IMAP connection of the process is also listed in `OPEN`, so that when the client goes (the
+end of stdin) the server can cut the connections still in use and end at once instead of waiting
+for a silent Gmail: SPEC §9, the server exits within 2 s of the end of its stdin.
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -71,6 +76,80 @@ def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
         return asyncio.get_running_loop() is loop
     except RuntimeError:
         return False
+
+
+def cut(sock: socket.socket) -> None:
+    """Shut a socket down so that a thread blocked on it wakes now.
+
+    The plain socket's shutdown, not SSLSocket's: it wakes a thread blocked in recv() on another
+    thread without touching the TLS object that thread is using."""
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+class OpenSessions:
+    """The IMAP sessions of this process from before their connection opens until it is closed,
+    with their sockets: those still working, and those whose answer is out and that only log out."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+        self._working: set[socket.socket] = set()
+        self._logging_out: set[socket.socket] = set()
+        self._ended = False
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[OpenSessions]:
+        """Count one session for as long as the block runs (connecting, working, logging out)."""
+        with self._lock:
+            self._count += 1
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._count -= 1
+
+    def track(self, sock: socket.socket) -> bool:
+        """List a newly connected session's socket; False (nothing listed) once the process is ending."""
+        with self._lock:
+            if self._ended:
+                return False
+            self._working.add(sock)
+            return True
+
+    def answered(self, sock: socket.socket) -> None:
+        """Its work is done and the answer went back: only its LOGOUT is left."""
+        with self._lock:
+            if sock in self._working:
+                self._working.discard(sock)
+                self._logging_out.add(sock)
+
+    def untrack(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._working.discard(sock)
+            self._logging_out.discard(sock)
+
+    def end(self, *, logouts_too: bool) -> None:
+        """The process is ending: cut every session still working (and, with `logouts_too`, those
+        still logging out), and let no new one start."""
+        with self._lock:
+            self._ended = True
+            sockets = list(self._working)
+            self._working.clear()
+            if logouts_too:
+                sockets.extend(self._logging_out)
+                self._logging_out.clear()
+        for sock in sockets:
+            cut(sock)
+
+    @property
+    def count(self) -> int:
+        """Sessions not closed yet (a worker thread may still be connecting or closing one)."""
+        with self._lock:
+            return self._count
+
+
+OPEN = OpenSessions()
 
 
 class Connections:

@@ -24,7 +24,7 @@ import anyio
 
 from .. import deadline
 from ..errors import MailError
-from .connections import Connections, Gate
+from .connections import OPEN, Connections, Gate
 from .endpoint import Endpoint
 from .refusals import THROTTLED, bye_refused, command_refused, login_refused
 from .special_folders import MailboxKey, SpecialFolders
@@ -699,7 +699,14 @@ def open_session(
 ) -> Iterator[ImapSession]:
     """Connect and log in; always log out (or drop the socket) afterwards. `folders`: where the
     mailbox's special folders are remembered across sessions (None: looked up in each session)."""
-    from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
+    with OPEN.held():
+        yield from _open_session(account, address, password, endpoint, folders)
+
+
+def _open_session(
+    account: str, address: str, password: str, endpoint: Endpoint, folders: SpecialFolders | None
+) -> Iterator[ImapSession]:
+    from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
 
     try:
         client = _connect(endpoint)
@@ -710,28 +717,18 @@ def open_session(
     session: ImapSession | None = None
     _log_throttling(client, account)
     try:
+        if not OPEN.track(sock):
+            raise ConnectionAbortedError("the server is shutting down")  # its client has gone
         if progress is not None and not progress.register(sock):
             raise TimeoutError("the call's deadline passed")  # abandoned while connecting
-        try:
-            client.login(address, password)
-        except LoginError as error:
-            # imapclient wraps a connection dropped during LOGIN in LoginError too: that is the
-            # network, not a refused password, and must stay retryable (unless Gmail's BYE said why).
-            if isinstance(error.__context__, IMAPClientAbortError | OSError):
-                said = bye_refused(account, _gmail_reason(error.__context__))
-                if said is not None:
-                    raise said from None
-                raise network_error(account, error.__context__) from None
-            refused = login_refused(account, _gmail_reason(error), web_alert=_web_alert(client))
-            if too_many_connections(_gmail_reason(error)):
-                raise TooManyConnections(refused) from None
-            raise refused from None
+        _login(client, account, address, password)
         # Cache the capabilities Gmail sent with the login answer now: EXAMINE flushes imaplib's
         # untagged responses, and a later check would cost an extra CAPABILITY round trip.
         client.capabilities()
         key = (endpoint.imap_host, endpoint.imap_port, address.casefold())
         session = ImapSession(client, account, (folders, key) if folders is not None else None)
         yield session
+        OPEN.answered(sock)
     except MailError:
         raise
     except IMAPClientAbortError as error:
@@ -749,8 +746,28 @@ def open_session(
                 client.shutdown()
         else:
             _close(client)
+        OPEN.untrack(sock)
         if progress is not None:
             progress.unregister(sock)
+
+
+def _login(client: IMAPClient, account: str, address: str, password: str) -> None:
+    from imapclient.exceptions import IMAPClientAbortError, LoginError
+
+    try:
+        client.login(address, password)
+    except LoginError as error:
+        # imapclient wraps a connection dropped during LOGIN in LoginError too: that is the
+        # network, not a refused password, and must stay retryable (unless Gmail's BYE said why).
+        if isinstance(error.__context__, IMAPClientAbortError | OSError):
+            said = bye_refused(account, _gmail_reason(error.__context__))
+            if said is not None:
+                raise said from None
+            raise network_error(account, error.__context__) from None
+        refused = login_refused(account, _gmail_reason(error), web_alert=_web_alert(client))
+        if too_many_connections(_gmail_reason(error)):
+            raise TooManyConnections(refused) from None
+        raise refused from None
 
 
 def _web_alert(client: IMAPClient) -> bool:

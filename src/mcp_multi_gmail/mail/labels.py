@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from .. import policy
+from .. import policy, progress
 from ..config import Account
 from ..errors import invalid_input, not_found
 from ..gmail.imap import ALL_MAIL, Fetched, ImapSession
@@ -103,6 +103,8 @@ def _label_messages(
     add: bool,
     since: datetime | None,
 ) -> LabelChange:
+    # A batch of hundreds of ids takes several round trips per step: a client that asked hears each step.
+    steps = progress.Steps(3 if since is not None else 2)
     session.open(ALL_MAIL, writable=True)
     found = session.find_message_ids(ids)  # also reads each copy's labels: the "before" state
     missing = [
@@ -126,8 +128,10 @@ def _label_messages(
             newest = max(copies, key=lambda c: c.uid)  # the newest copy; two ids never share a UID
             chosen.setdefault(newest.uid, bare)
             before[newest.uid] = newest
+    steps.step(f'found {len(chosen)} of {len(ids) + empty} messages in mailbox "{account.name}"')
     created = ensure_label(session, label) if add and chosen else False
     applied = apply_label(session, before, chosen, label, add=add) if chosen else _Applied({}, {})
+    steps.step(f'label "{label}" {"set on" if add else "taken off"} {len(chosen)} messages and read back')
     messages = missing + [applied.outcomes[uid] for uid in chosen]
     ok = sum(1 for m in messages if m.outcome in ("changed", "already"))
     change = LabelChange(
@@ -141,6 +145,7 @@ def _label_messages(
     )
     if since is not None:
         change.window = scan_window(session, account, since).state()
+        steps.step("pass window read")
     return change
 
 
@@ -174,6 +179,7 @@ def _label_threads(
     session: ImapSession, account: Account, threads: list[int], label: str, add: bool, *, single: bool
 ) -> ThreadLabelChange:
     """Label (or unlabel) many threads with the same commands one thread would take."""
+    steps = progress.Steps(3 if add else 2)  # found, labelled (and read back), other classifications off
     session.open(ALL_MAIL, writable=True)
     uids = session.search(or_tree(threads))
     if not uids and single:
@@ -189,11 +195,13 @@ def _label_threads(
             members[item.thread_id].append(uid)
     uids = [uid for thread in threads for uid in members[thread]]  # nothing outside the asked threads
     ids = {uid: _message_id(before[uid]) for uid in uids}
+    steps.step(f"found {len(uids)} messages in {sum(1 for t in threads if members[t])} of {len(threads)} threads")
     created = ensure_label(session, label) if add and uids else False
     # The new classification goes on first, the old ones come off after: an interruption leaves a
     # thread double-classified, never unclassified.
     applied = apply_label(session, {uid: before[uid] for uid in uids}, ids, label, add=add) if uids else None
     after = applied.after if applied else {}
+    steps.step(f'label "{label}" {"set on" if add else "taken off"} {len(uids)} messages and read back')
     others: list[str] = []
     if add and uids:
         wanted = label.casefold()
@@ -209,6 +217,7 @@ def _label_threads(
         if others:
             session.change_labels(uids, others, add=False)  # a label a message lacks is no change
             after = session.fetch(uids, ["X-GM-LABELS"])
+        steps.step(f"other classifications taken off: {', '.join(others) or 'none there'}")
     outcomes: list[ThreadOutcome] = []
     messages: list[LabelOutcome] = []
     for thread in threads:

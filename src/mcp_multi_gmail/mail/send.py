@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from .. import deadline, policy
+from .. import deadline, policy, progress
 from ..config import Account
 from ..domain import Address
 from ..errors import MailError
@@ -124,12 +124,12 @@ def _verify_sent_copy(session: ImapSession, composed: Composed, *, append: bool)
     folder = session.folder(SENT)
     started = time.monotonic()
     until = started + SENT_WAIT_S
-    progress = deadline.current()
+    call = deadline.current()
     # The call's deadline may come first: then the wait ends there, and no copy is appended (Gmail's
     # own may still come, and an early APPEND would be a second one).
-    cut = progress is not None and progress.deadline - DEADLINE_MARGIN_S < until
-    if progress is not None and cut:
-        until = progress.deadline - DEADLINE_MARGIN_S
+    cut = call is not None and call.deadline - DEADLINE_MARGIN_S < until
+    if call is not None and cut:
+        until = call.deadline - DEADLINE_MARGIN_S
     pauses = iter(sent_pauses(SENT_WAIT_S))
     while True:
         uid = _find_in_sent(session, composed.message_id)
@@ -139,6 +139,7 @@ def _verify_sent_copy(session: ImapSession, composed: Composed, *, append: bool)
         pause = next(pauses, None)
         if pause is None or time.monotonic() >= until:
             break
+        progress.report(waited, SENT_WAIT_S, f"sent; waiting {waited:g} s so far for Gmail to file it in Sent")
         time.sleep(max(0.0, min(pause, until - time.monotonic())))
     if cut:
         return _not_confirmed(folder, waited)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from .. import progress
 from ..config import Account
 from ..errors import MailError
 from ..gmail import imap
@@ -64,7 +65,17 @@ async def each_mailbox(runtime: Runtime, account_name: str, work: Callable[[Imap
         [account] = accounts
         return Answers([await one(account)], [account.name])
 
-    outcomes = await asyncio.gather(*(one(a) for a in accounts), return_exceptions=True)
+    answered: list[str] = []
+
+    async def reported(account: Account) -> T:
+        try:
+            return await one(account)
+        finally:
+            # Each mailbox of "all" that answered (or failed) is one step, for a client that asked.
+            answered.append(account.name)
+            progress.report(len(answered), len(accounts), f'mailbox "{account.name}" done')
+
+    outcomes = await asyncio.gather(*(reported(a) for a in accounts), return_exceptions=True)
     answers: Answers[T] = Answers()
     for account, outcome in zip(accounts, outcomes, strict=True):
         if isinstance(outcome, MailError):

@@ -13,13 +13,16 @@ from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.resources import TextResource
-from mcp.types import CallToolResult, InputRequiredResult, TextContent
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, Tool
 from pydantic import ValidationError
 
 from .. import __version__
 from ..errors import MailError
 from ..runtime import Runtime
 from .instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI, build_instructions, build_repair_instructions
+from .lifetime import LOGOUT_GRACE_S
+from .notify import progress_notifications
+from .schema import published
 from .tools.arguments import invalid_arguments
 from .tools.common import compact_json, error_result
 
@@ -73,6 +76,9 @@ class GmailServer(MCPServer):
 
     runtime: Runtime | None = None  # set by build_server; read for repair mode and confirm_sends
 
+    async def list_tools(self) -> list[Tool]:
+        return [published(tool) for tool in await super().list_tools()]  # standard JSON Schema (schema.py)
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
@@ -81,7 +87,8 @@ class GmailServer(MCPServer):
             return error_result(repair.error())  # repair mode: only mg_reload_config works
         tools_before = _listed_tools(self) if name == RELOAD_TOOL else None
         try:
-            result = await super().call_tool(name, arguments, context)
+            async with progress_notifications(context):  # when the request carries a progressToken
+                result = await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
             # The tools catch their own failures, so this is a result that broke its own schema.
             logger.exception("tool %s returned a malformed result", name)
@@ -111,13 +118,13 @@ class GmailServer(MCPServer):
 
 @asynccontextmanager
 async def _logouts_finish(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:
-    """When the client goes, wait for the LOGOUTs that still follow answers already given."""
+    """When the client goes, wait a moment for the LOGOUTs that still follow answers already given."""
     try:
         yield {}
     finally:
         from ..gmail.imap import finish_logouts
 
-        await finish_logouts()
+        await finish_logouts(LOGOUT_GRACE_S)  # the server ends within 2 s of its client (lifetime.py)
 
 
 def _instructions(runtime: Runtime) -> str:
