@@ -14,7 +14,7 @@ from support import node
 
 def no_node(monkeypatch: pytest.MonkeyPatch) -> None:
     real = shutil.which
-    monkeypatch.setattr(node.shutil, "which", lambda name, *a, **kw: None if name == "node" else real(name, *a, **kw))
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **kw: None if name == "node" else real(name, *a, **kw))
 
 
 def test_missing_node_is_a_visible_skip(monkeypatch: pytest.MonkeyPatch) -> None:
