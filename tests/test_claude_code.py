@@ -405,7 +405,16 @@ def session(claude: str, vault: Path, home: Home, instructions: str) -> Session:
         requests = list(api.requests)
     output = done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
     assert done.returncode == 0, output[-4000:]
-    return Session(requests, output)
+    recorded = Session(requests, output)
+    # What the model received, for the record (shown with -rA): sizes in characters.
+    for server in (SERVER, BROKEN):
+        read = recorded.instructions_of(server)
+        print(f"instructions of {server}: {'none' if read is None else len(read)}")
+    for call, result in Conversation(recorded.last).calls():
+        text = result_text(result or {})
+        flag = " isError" if (result or {}).get("is_error") else ""
+        print(f"{call.name} {json.dumps(call.input, ensure_ascii=False)}:{flag} {len(text)} {text[:90]!r}")
+    return recorded
 
 
 def test_instructions_reach_the_model_whole(session: Session, instructions: str) -> None:
