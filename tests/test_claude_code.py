@@ -410,6 +410,7 @@ def session(claude: str, vault: Path, home: Home, instructions: str) -> Session:
     for server in (SERVER, BROKEN):
         read = recorded.instructions_of(server)
         print(f"instructions of {server}: {'none' if read is None else len(read)}")
+    print(f"instructions of {BROKEN} as read:\n{recorded.instructions_of(BROKEN)}")
     for call, result in Conversation(recorded.last).calls():
         text = result_text(result or {})
         flag = " isError" if (result or {}).get("is_error") else ""
