@@ -60,6 +60,7 @@ LONG_MESSAGE_ID = "dlouha-priloha-2026@example.cz"
 MISSING_MESSAGE_ID = "nikdy-nebyla@example.cz"
 SAVED_NOTICE = "exceeds maximum allowed tokens"
 TIMEOUT_S = 240
+MAX_WAITS = 40
 
 
 # ------------------------------------------------------------------ Claude Code, the vault, the mailboxes
@@ -298,10 +299,13 @@ def script(conversation: Conversation) -> ToolCall | None:
     with every body at the largest budget, the long message at the largest window, a missing message."""
     tools = conversation.tools
     calls = conversation.calls()
-    if not any(name.startswith(OURS) for name in tools):
-        if sum(call.name == "WaitForMcpServers" for call, _ in calls) >= 3:
-            return None
+    # In -p mode the first request leaves before the servers are up; Claude Code's own tool waits
+    # a while for them and answers "Still connecting" until each has connected or failed.
+    waits = [result_text(result or {}) for call, result in calls if call.name == "WaitForMcpServers"]
+    if (not waits or "Still connecting" in waits[-1]) and len(waits) < MAX_WAITS:
         return ToolCall("WaitForMcpServers", {"servers": [SERVER, BROKEN]})
+    if not any(name.startswith(OURS) for name in tools):
+        return None
     done = {call.name for call, _ in calls}
     broken_tool = f"mcp__{BROKEN}__mg_list_accounts"
     if broken_tool in tools and broken_tool not in done:
