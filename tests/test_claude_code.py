@@ -446,8 +446,8 @@ def test_results_at_schema_maximums_arrive_inline(session: Session, tool: str, m
     result = json.loads(text)  # structuredContent, as compact JSON
     assert isinstance(result, dict) and "error" not in result
     if tool == "mg_get_thread":
-        assert result["subject"] == LONG_SUBJECT and result["message_count"] == 12
-        assert result["messages"][0]["body"]
+        assert result["subject"] == LONG_SUBJECT  # the long thread, its bodies in the budget
+        assert result["messages"] and result["messages"][0]["body"]
     if tool == "mg_get_message":
         assert result["body"] and result["body_total_length"] >= 250_000
     print(f"{tool} at {arguments}: {len(text)} characters inline")
