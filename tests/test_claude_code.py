@@ -12,9 +12,11 @@ plus one long thread and one long message, so results at the schema's maximums a
   schema's maximums arrived inline (not "saved to a file"), an error arrived readable, and a
   broken configuration's report reached the model (repair mode, SPEC §9).
 
-Claude Code runs with DISABLE_AUTOUPDATER=1 (an interactive run once updated itself globally) and
-a temporary HOME and CLAUDE_CONFIG_DIR. The package is installed by the test itself (`npm ci`,
-tests/support/node.py). See docs/architecture.md, "Started by Claude Code".
+All Claude Code runs happen once per test run (the `recorded` fixture, shared by the xdist
+workers); each test asserts on one part of the record. Claude Code runs with
+DISABLE_AUTOUPDATER=1 (an interactive run once updated itself globally) and a temporary HOME and
+CLAUDE_CONFIG_DIR. The package is installed by the test itself (`npm ci`, tests/support/node.py).
+See docs/architecture.md, "Started by Claude Code".
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
@@ -41,9 +42,7 @@ from mcp_multi_gmail.demo.setup import demo_accounts, demo_seed
 from mcp_multi_gmail.launcher import mcp_json_text, mcp_server_entry
 from support import ROOT, gmail_env
 from support.messages_api import Conversation, ToolCall, messages_api, result_text, system_text
-from support.node import installed_packages
-
-pytestmark = pytest.mark.xdist_group("claude_code")  # one worker builds the vault and runs the session
+from support.node import exclusive, installed_packages
 
 PACKAGE = Path(__file__).resolve().parent / "claude_code"
 VERSION = "2.1.197"
@@ -66,8 +65,8 @@ MAX_WAITS = 40
 # ------------------------------------------------------------------ Claude Code, the vault, the mailboxes
 
 
-@pytest.fixture(scope="session")
-def claude() -> str:
+def claude_binary() -> str:
+    """Claude Code, installed from tests/claude_code's lock file when it is not yet."""
     installed_packages(PACKAGE, "the Claude Code test")
     found = shutil.which("claude", path=str(PACKAGE / "node_modules" / ".bin"))
     assert found is not None, "npm ci left no node_modules/.bin/claude"
@@ -148,19 +147,15 @@ def long_mail(emulator: GmailEmulator) -> None:
     emulator.deliver(MAILBOX, mail.as_bytes(), internaldate=start + timedelta(hours=1))
 
 
-@pytest.fixture(scope="module")
-def mailboxes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GmailEmulator]:
+def mailboxes(workdir: Path) -> GmailEmulator:
     """The demo's mailboxes (the emulator's demo seed) plus the long mail; no filing or index delays."""
     knobs = Knobs(sent_filing_delay_s=0.0, raw_search_lag_s=0.0)
-    with GmailEmulator(workdir=tmp_path_factory.mktemp("cc-emulator"), seed=demo_seed(), knobs=knobs) as emulator:
-        long_mail(emulator)
-        yield emulator
+    return GmailEmulator(workdir=workdir, seed=demo_seed(), knobs=knobs)
 
 
-@pytest.fixture(scope="module")
-def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def make_vault(folder: Path) -> Path:
     """The README's vault layout with the release build and the README's .mcp.json."""
-    root = (tmp_path_factory.mktemp("cc-vault") / "vault").resolve()
+    root = (folder / "vault").resolve()
     (root / ".miladka").mkdir(parents=True)
     (root / ".miladka" / "VERSION").write_text("2.1\n", encoding="utf-8")
     (root / "system").mkdir()
@@ -183,29 +178,32 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@dataclass(frozen=True)
-class Home:
-    """Claude Code's temporary HOME and CLAUDE_CONFIG_DIR, with both vault folders trusted and approved."""
+def old_vault(vault: Path) -> Path:
+    """The counter-example: the same vault with the entry the READMEs gave before the launcher."""
+    old = vault.parent / "old-vault"
+    shutil.copytree(vault, old, symlinks=True, ignore=shutil.ignore_patterns(".venv", "__pycache__"))
+    args = ["run", "--no-dev", "--project", ".doplnky/mcp-multi-gmail", "mcp-multi-gmail", "--config", CONFIG]
+    (old / ".mcp.json").write_text(json.dumps({"mcpServers": {SERVER: {"command": "uv", "args": args}}}), "utf-8")
+    return old
 
-    env: dict[str, str]
 
-
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory, vault: Path, mailboxes: GmailEmulator) -> Home:
-    folder = tmp_path_factory.mktemp("cc-home")
+def make_home(folder: Path, emulator: GmailEmulator, *projects: Path) -> dict[str, str]:
+    """Claude Code's environment: a temporary HOME and CLAUDE_CONFIG_DIR with `projects` trusted and
+    their .mcp.json server approved, uv's cache kept, the emulator as Gmail."""
     config_dir = folder / ".claude"
-    config_dir.mkdir()
+    config_dir.mkdir(parents=True)
     # Approval of a project's .mcp.json servers is per working folder (measured with 2.1.197):
     # the folder's trust and its enabled servers, as the first-run dialogs would record them.
     approved = {"hasTrustDialogAccepted": True, "enabledMcpjsonServers": [SERVER]}
-    state = {"hasCompletedOnboarding": True, "projects": {str(vault): approved, str(vault / SUBFOLDER): approved}}
+    state = {"hasCompletedOnboarding": True, "projects": {str(project): approved for project in projects}}
     (config_dir / ".claude.json").write_text(json.dumps(state), encoding="utf-8")
-    env = {**claude_env_base(), **uv_dirs(), **gmail_env(mailboxes)}
+    env = {**claude_env_base(), **uv_dirs(), **gmail_env(emulator)}
     env.update(HOME=str(folder), USERPROFILE=str(folder), CLAUDE_CONFIG_DIR=str(config_dir))
-    return Home(env)
+    return env
 
 
 def mcp_list(claude: str, cwd: Path, env: dict[str, str]) -> str:
+    """`claude mcp list` in `cwd`: our server's line (the whole output when it has none)."""
     done = subprocess.run(
         [claude, "mcp", "list"],
         cwd=cwd,
@@ -217,16 +215,14 @@ def mcp_list(claude: str, cwd: Path, env: dict[str, str]) -> str:
     )
     out = done.stdout.decode("utf-8", "replace")
     lines = [line for line in out.splitlines() if line.startswith(f"{SERVER}:")]
-    assert len(lines) == 1, out + done.stderr.decode("utf-8", "replace")
-    return lines[0]
+    return lines[0] if len(lines) == 1 else out + done.stderr.decode("utf-8", "replace")
 
 
-@pytest.fixture(scope="module")
-def instructions(vault: Path, home: Home) -> str:
+def server_instructions(vault: Path, env: dict[str, str]) -> str:
     """What the server itself hands out as instructions (started by the .mcp.json entry, which also
     creates the add-on's .venv before Claude Code's first connection)."""
     entry = mcp_server_entry()
-    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=home.env, cwd=vault)
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env, cwd=vault)
 
     async def read() -> str:
         async with Client(params) as client:
@@ -234,33 +230,6 @@ def instructions(vault: Path, home: Home) -> str:
             return client.instructions
 
     return anyio.run(read)
-
-
-# ------------------------------------------------------------------ claude mcp list
-
-
-@pytest.mark.parametrize("where", [".", SUBFOLDER.as_posix()], ids=["root", "subfolder"])
-def test_claude_code_connects_from_the_vault_root_and_a_subfolder(
-    claude: str, vault: Path, home: Home, instructions: str, where: str
-) -> None:
-    line = mcp_list(claude, vault / where, home.env)
-    assert line.endswith("✔ Connected"), line
-
-
-def test_old_entry_fails_from_a_subfolder(claude: str, vault: Path, home: Home, instructions: str) -> None:
-    """The counter-example: the entry the READMEs gave before, relative to Claude Code's own folder."""
-    old = vault.parent / "old-vault"
-    if not old.exists():
-        shutil.copytree(vault, old, symlinks=True, ignore=shutil.ignore_patterns(".venv", "__pycache__"))
-    args = ["run", "--no-dev", "--project", ".doplnky/mcp-multi-gmail", "mcp-multi-gmail", "--config", CONFIG]
-    entry = {"command": "uv", "args": args}
-    (old / ".mcp.json").write_text(json.dumps({"mcpServers": {SERVER: entry}}), encoding="utf-8")
-    state_file = Path(home.env["CLAUDE_CONFIG_DIR"]) / ".claude.json"
-    state = json.loads(state_file.read_text(encoding="utf-8"))
-    state["projects"][str(old / SUBFOLDER)] = state["projects"][str(vault)]
-    state_file.write_text(json.dumps(state), encoding="utf-8")
-    line = mcp_list(claude, old / SUBFOLDER, home.env)
-    assert line.endswith("✘ Failed to connect"), line
 
 
 # ------------------------------------------------------------------ a scripted session
@@ -334,17 +303,10 @@ def script(conversation: Conversation) -> ToolCall | None:
 
 @dataclass(frozen=True)
 class Session:
-    requests: list[dict[str, Any]]
-    output: str
+    """The last request of the conversation (the whole transcript the model read) and Claude Code's output."""
 
-    @property
-    def last(self) -> dict[str, Any]:
-        """The last request of the conversation: the whole transcript the model read."""
-        main: list[dict[str, Any]] = [
-            r["body"] for r in self.requests if r["body"].get("tools") and r["path"] == "/v1/messages"
-        ]
-        assert main, f"Claude Code never asked the model: {self.output[-3000:]}"
-        return main[-1]
+    last: dict[str, Any]
+    output: str
 
     def texts(self) -> list[str]:
         """Everything the model read as text, block by block: the system prompt, every message block."""
@@ -376,15 +338,13 @@ class Session:
         raise AssertionError(f"the model never called {name} {match}: {self.output[-3000:]}")
 
 
-@pytest.fixture(scope="module")
-def session(claude: str, vault: Path, home: Home, instructions: str) -> Session:
+def run_session(claude: str, vault: Path, env: dict[str, str]) -> dict[str, Any]:
     """`claude -p` in a subfolder of the vault, with the vault's server and a second one on a broken
     configuration, driven by `script` through the stand-in Messages API."""
     broken_entry = mcp_server_entry()
     broken_entry["args"] = [*broken_entry["args"][:-1], BROKEN_CONFIG]
     extra = json.dumps({"mcpServers": {BROKEN: broken_entry}})
     with messages_api(script) as api:
-        env = {**home.env, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-stand-in"}
         done = subprocess.run(
             [
                 claude,
@@ -402,28 +362,94 @@ def session(claude: str, vault: Path, home: Home, instructions: str) -> Session:
             cwd=vault / SUBFOLDER,
             stdin=subprocess.DEVNULL,
             capture_output=True,
-            env=env,
+            env={**env, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-stand-in"},
             timeout=TIMEOUT_S,
             check=False,
         )
-        requests = list(api.requests)
+        main = [r["body"] for r in api.requests if r["body"].get("tools") and r["path"] == "/v1/messages"]
     output = done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
-    assert done.returncode == 0, output[-4000:]
-    recorded = Session(requests, output)
-    # What the model received, for the record (shown with -rA): sizes in characters.
+    return {"returncode": done.returncode, "output": output, "last": main[-1] if main else {}}
+
+
+def record_everything(folder: Path) -> dict[str, Any]:
+    """Every Claude Code run the tests look at, once: the connections and the scripted session."""
+    claude = claude_binary()
+    vault = make_vault(folder)
+    old = old_vault(vault)
+    with mailboxes(folder / "emulator") as emulator:
+        long_mail(emulator)
+        env = make_home(folder / "home", emulator, vault, vault / SUBFOLDER, old / SUBFOLDER)
+        instructions = server_instructions(vault, env)
+        connections = {
+            "root": mcp_list(claude, vault, env),
+            "subfolder": mcp_list(claude, vault / SUBFOLDER, env),
+            "old-entry-subfolder": mcp_list(claude, old / SUBFOLDER, env),
+        }
+        session = run_session(claude, vault, env)
+    return {"instructions": instructions, "connections": connections, "session": session}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    instructions: str
+    connections: dict[str, str]
+    session: Session
+
+
+@pytest.fixture(scope="session")
+def recorded(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Recorded:
+    """The runs happen once per test run: under pytest-xdist the first worker to get here records
+    them in the folder the workers share, the others read that record."""
+    if worker_id == "master":
+        data = record_everything(tmp_path_factory.mktemp("claude-code"))
+    else:
+        shared = tmp_path_factory.getbasetemp().parent
+        record = shared / "claude-code-recorded.json"
+        with exclusive(shared / "claude-code-recorded.lock"):
+            if not record.is_file():
+                fresh = record_everything(tmp_path_factory.mktemp("claude-code"))
+                record.write_text(json.dumps(fresh, ensure_ascii=False), encoding="utf-8")
+            data = json.loads(record.read_text(encoding="utf-8"))
+    run = data["session"]
+    session = Session(run["last"], run["output"])
+    assert run["returncode"] == 0 and run["last"], run["output"][-4000:]
+    report(session)
+    return Recorded(data["instructions"], data["connections"], session)
+
+
+def report(session: Session) -> None:
+    """What the model received, for the record (shown with -rA): sizes in characters."""
     for server in (SERVER, BROKEN):
-        read = recorded.instructions_of(server)
+        read = session.instructions_of(server)
         print(f"instructions of {server}: {'none' if read is None else len(read)}")
-    print(f"instructions of {BROKEN} as read:\n{recorded.instructions_of(BROKEN)}")
-    for call, result in Conversation(recorded.last).calls():
+    print(f"instructions of {BROKEN} as read:\n{session.instructions_of(BROKEN)}")
+    for call, result in Conversation(session.last).calls():
         text = result_text(result or {})
         flag = " isError" if (result or {}).get("is_error") else ""
         print(f"{call.name} {json.dumps(call.input, ensure_ascii=False)}:{flag} {len(text)} {text[:90]!r}")
-    return recorded
 
 
-def test_instructions_reach_the_model_whole(session: Session, instructions: str) -> None:
-    read = session.instructions_of(SERVER)
+# ------------------------------------------------------------------ the connection
+
+
+@pytest.mark.parametrize("where", ["root", "subfolder"])
+def test_claude_code_connects_from_the_vault_root_and_a_subfolder(recorded: Recorded, where: str) -> None:
+    line = recorded.connections[where]
+    assert line.endswith("✔ Connected"), line
+
+
+def test_old_entry_fails_from_a_subfolder(recorded: Recorded) -> None:
+    """The counter-example: the entry the READMEs gave before, relative to Claude Code's own folder."""
+    line = recorded.connections["old-entry-subfolder"]
+    assert line.endswith("✘ Failed to connect"), line
+
+
+# ------------------------------------------------------------------ what the model received
+
+
+def test_instructions_reach_the_model_whole(recorded: Recorded) -> None:
+    instructions = recorded.instructions
+    read = recorded.session.instructions_of(SERVER)
     assert read is not None, "the server's instructions never reached the model"
     assert "[truncated]" not in read, f"the model read {len(read)} characters of {len(instructions)}: …{read[-120:]!r}"
     assert read.rstrip() == instructions.rstrip()
@@ -438,8 +464,8 @@ def test_instructions_reach_the_model_whole(session: Session, instructions: str)
     ],
     ids=["pass", "thread-all-bodies", "message"],
 )
-def test_results_at_schema_maximums_arrive_inline(session: Session, tool: str, match: dict[str, Any]) -> None:
-    arguments, block = session.result(OURS + tool, **match)
+def test_results_at_schema_maximums_arrive_inline(recorded: Recorded, tool: str, match: dict[str, Any]) -> None:
+    arguments, block = recorded.session.result(OURS + tool, **match)
     text = result_text(block)
     assert SAVED_NOTICE not in text and "saved to" not in text, f"{tool}{arguments}: {text[:300]}"
     assert block.get("is_error") is not True, text[:600]
@@ -453,8 +479,8 @@ def test_results_at_schema_maximums_arrive_inline(session: Session, tool: str, m
     print(f"{tool} at {arguments}: {len(text)} characters inline")
 
 
-def test_an_error_reaches_the_model_readable(session: Session) -> None:
-    _, block = session.result(OURS + "mg_get_message", message_id=MISSING_MESSAGE_ID)
+def test_an_error_reaches_the_model_readable(recorded: Recorded) -> None:
+    _, block = recorded.session.result(OURS + "mg_get_message", message_id=MISSING_MESSAGE_ID)
     assert block.get("is_error") is True
     text = result_text(block)
     error = json.loads(text)["error"]
@@ -462,9 +488,10 @@ def test_an_error_reaches_the_model_readable(session: Session) -> None:
     assert error["retryable"] is False
 
 
-def test_a_broken_configuration_reaches_the_model(session: Session) -> None:
+def test_a_broken_configuration_reaches_the_model(recorded: Recorded) -> None:
     """Repair mode (SPEC §9): the server on a configuration that does not load still connects; its
     instructions carry the report and the next step, and a mail tool answers config_invalid with it."""
+    session = recorded.session
     section = session.instructions_of(BROKEN)
     assert section is not None, f"the server on {BROKEN_CONFIG} never connected: the model learnt nothing"
     assert "multigmail-broken.json" in section and BROKEN_KEY in section, section

@@ -46,11 +46,15 @@ def require_node(what: str) -> str:
     return node
 
 
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """An exclusive lock between processes (xdist workers), in the temp folder, not in the clone."""
+def _locked(folder: Path) -> contextlib.AbstractContextManager[None]:
+    """The install lock of `folder`, in the temp folder, not in the clone."""
     key = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
-    path = Path(tempfile.gettempdir()) / f"mcp-multi-gmail-npm-{key}.lock"
+    return exclusive(Path(tempfile.gettempdir()) / f"mcp-multi-gmail-npm-{key}.lock")
+
+
+@contextlib.contextmanager
+def exclusive(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` between processes (the xdist workers take turns)."""
     with path.open("a+b") as handle:
         if sys.platform == "win32":
             import msvcrt
