@@ -428,8 +428,8 @@ def test_setup_guide_covers_setup_essentials() -> None:
         "SEM_VLOZ_HESLO_APLIKACE",
         "system/mail-kotva.md",
         "uv run --no-dev --project .doplnky/mcp-multi-gmail mcp-multi-gmail --config system/multigmail.json",
-        '"args": ["run", "--no-dev", "--project", ".doplnky/mcp-multi-gmail", "mcp-multi-gmail", '
-        '"--config", "system/multigmail.json"]',
+        '"--project",\n        ".doplnky/mcp-multi-gmail",\n        "mcp-multi-gmail",\n        '
+        '"--config",\n        "system/multigmail.json"',
         "--wait",
         "ne subdomény",  # @domain does not cover subdomains
     ):

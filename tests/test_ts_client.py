@@ -2,7 +2,8 @@
 
 tests/ts_client/client.mjs calls every tool successfully and 20+ times with errors; its SDK throws
 if any structuredContent breaks the tool's outputSchema, which is how error bodies used to be
-lost. `.ci/run` installs the pinned packages (`npm ci` in tests/ts_client) before pytest.
+lost. The test installs the pinned packages itself (`npm ci` in tests/ts_client, once; see
+tests/support/node.py) and skips only when node is missing, never in CI.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from support.node import installed_packages
 
 HERE = Path(__file__).resolve().parent / "ts_client"
 PROJECT = HERE.parent.parent
@@ -29,15 +30,7 @@ def server_command() -> list[str]:
 
 
 def test_typescript_sdk_client_reads_every_result(tmp_path: Path) -> None:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: the TypeScript client test needs Node.js 20 or newer")
-    sdk = HERE / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
-    assert sdk.is_file(), "tests/ts_client/node_modules is missing: run `npm ci` in tests/ts_client (.ci/run does)"
-    pinned = json.loads((HERE / "package.json").read_text(encoding="utf-8"))["dependencies"][
-        "@modelcontextprotocol/sdk"
-    ]
-    assert json.loads(sdk.read_text(encoding="utf-8"))["version"] == pinned, "run `npm ci` in tests/ts_client"
+    node = installed_packages(HERE, "the TypeScript client test")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MG_")}
     env["TMPDIR"] = str(tmp_path)  # the demo's folder, checked below
     done = subprocess.run(
