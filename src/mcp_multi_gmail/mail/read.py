@@ -23,7 +23,7 @@ from ..htmltext import html_to_text
 from ..runtime import Runtime
 from ..text import clean
 from . import bodies as bodies_
-from . import inputs
+from . import budget, inputs
 from .cursor import Key, decode, encode, fingerprint, key_of
 from .preview import previews
 from .results import (
@@ -162,21 +162,34 @@ def _page_result(
     )
     page = merged[:limit]
     more = len(merged) > limit or any(hits.more for hits in done)
-    return SearchResult(
-        threads=[t for _k, t in page],
-        total_threads=sum(hits.total for hits in done),
-        next_page_token=encode(stamp, page[-1][0]) if more and page else None,
-        unavailable_threads=[u for hits in done for u in hits.unavailable],
-        searched=searched,
-        failures=failures,
-    )
+
+    def result_for(count: int) -> SearchResult:
+        cut = count < len(page)
+        return SearchResult(
+            threads=[t for _k, t in page[:count]],
+            total_threads=sum(hits.total for hits in done),
+            next_page_token=encode(stamp, page[count - 1][0]) if (more or cut) and count else None,
+            unavailable_threads=[u for hits in done for u in hits.unavailable],
+            searched=searched,
+            failures=failures,
+            page_budget_exhausted=cut,
+        )
+
+    # The page ends where the result budget does; the token then continues after its last thread.
+    return result_for(budget.longest_page(result_for, len(page)))
 
 
 # ------------------------------------------------------------------ thread
 
 
 def _read_thread(
-    session: ImapSession, account: Account, thread: int, bodies: str = "none", max_body_length: int = 0
+    session: ImapSession,
+    account: Account,
+    thread: int,
+    bodies: str = "none",
+    max_body_length: int = 0,
+    after: Key | None = None,
+    stamp: str = "",
 ) -> ThreadResult:
     now = _now()
     session.open(ALL_MAIL)
@@ -187,10 +200,14 @@ def _read_thread(
             "mg_next_pass and belong to the mailbox they were found in."
         )
     fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER, "BODYSTRUCTURE"])
-    wanted = [u for u in uids if u in fetched and _wants_body(fetched[u], account, bodies)]
+    # Only the messages after the cursor are shown: only theirs are read.
+    later = {
+        uid for uid, item in fetched.items() if after is None or key_of(item.internaldate, uid, account.name) > after
+    }
+    wanted = [u for u in uids if u in later and _wants_body(fetched[u], account, bodies)]
     read = bodies_.read_texts(session, fetched, wanted) if wanted else None
     # A message whose body was read gets its preview from it; only the others need the beginnings.
-    shown = previews(session, [item for uid, item in fetched.items() if uid not in wanted])
+    shown = previews(session, [item for uid, item in fetched.items() if uid in later and uid not in wanted])
     if read is not None:
         shown.update(read.previews())
     messages = [
@@ -199,7 +216,11 @@ def _read_thread(
         )
         for item in fetched.values()
     ]
-    messages.sort(key=lambda m: (m.received_at or "", m.uid))
+    # Oldest first; the key (delivery time, UID) is also the cursor of the next page.
+    keyed = sorted(
+        ((key_of(fetched[m.uid].internaldate, m.uid, account.name), m) for m in messages), key=lambda p: p[0]
+    )
+    messages = [m for _k, m in keyed]
     result = ThreadResult(
         account=account.name,
         thread_id=str(thread),
@@ -208,23 +229,39 @@ def _read_thread(
         message_count=len(messages),
         unprocessed_messages=sum(1 for m in messages if not m.processed),
         last_received_at=messages[-1].received_at if messages else None,
-        messages=messages,
+        messages=[],
     )
-    if read is None:
-        if bodies != "none":
-            result.body_budget_exhausted = False
-        return result
-    # The budget is for the whole result: what the summaries already take is not left for bodies.
-    budget = bodies_.THREAD_BUDGET - len(result.model_dump_json(by_alias=True))
-    budget -= sum(bodies_.overhead(fetched[uid].parts) for uid in read.wanted)
-    windows = read.windows([m.uid for m in messages if m.uid in read.wanted], max_body_length, budget)
-    for position, message in enumerate(messages):
-        got = windows.get(message.uid)
-        if got is not None:
-            messages[position] = ThreadMessage(**message.model_dump(by_alias=False), **got.fields())
-    result.messages = messages
-    result.body_budget_exhausted = any(w.cut_by_budget for w in windows.values())
-    return result
+    if bodies != "none":
+        result.body_budget_exhausted = False
+    remaining = [(k, m) for k, m in keyed if after is None or k > after]
+    windows = read.windows([m.uid for _k, m in remaining if m.uid in read.wanted], max_body_length) if read else {}
+    full = [
+        ThreadMessage(**m.model_dump(by_alias=False), **windows[m.uid].fields()) if m.uid in windows else m
+        for _k, m in remaining
+    ]
+
+    def result_for(count: int) -> ThreadResult:
+        cut = count < len(full)
+        token = encode(stamp, remaining[count - 1][0]) if cut and count else None
+        return result.model_copy(
+            update={"messages": full[:count], "next_page_token": token, "page_budget_exhausted": cut}
+        )
+
+    # Whole messages while they fit the result budget; the next page starts after the last one.
+    page = result_for(budget.longest_page(result_for, len(full)))
+    if len(page.messages) == 1 and budget.size(page) > budget.RESULT_BUDGET:
+        page = _cut_last_body(page)
+    return page
+
+
+def _cut_last_body(page: ThreadResult) -> ThreadResult:
+    """A page of one message that is too large alone: its body window ends where the budget does."""
+    [last] = page.messages
+    if not last.body:
+        return page  # nothing to cut here; the tools' last resort shortens the rest
+    others = budget.size(page.model_copy(update={"messages": [], "body_budget_exhausted": True}))
+    cut = budget.with_text(last.model_copy(update={"body_truncated": True}), "body", last.body, others=others)
+    return page.model_copy(update={"messages": [cut], "body_budget_exhausted": True})
 
 
 def _wants_body(item: Fetched, account: Account, bodies: str) -> bool:
@@ -232,12 +269,23 @@ def _wants_body(item: Fetched, account: Account, bodies: str) -> bool:
 
 
 async def get_thread(
-    runtime: Runtime, account_name: str, thread_id: str, bodies: str = "none", max_body_length: int = 4000
+    runtime: Runtime,
+    account_name: str,
+    thread_id: str,
+    bodies: str = "none",
+    max_body_length: int = 4000,
+    page_token: str | None = None,
 ) -> ThreadResult:
     thread = inputs.thread_id(thread_id)
     mode = inputs.bodies(bodies)
+    stamp = fingerprint(
+        "mg_get_thread", account=account_name, thread=thread, bodies=mode, max_body_length=max_body_length
+    )
+    after = decode(page_token, stamp)
     account = runtime.account(account_name)
-    return await in_session(runtime, account, lambda s: _read_thread(s, account, thread, mode, max_body_length))
+    return await in_session(
+        runtime, account, lambda s: _read_thread(s, account, thread, mode, max_body_length, after, stamp)
+    )
 
 
 # ------------------------------------------------------------------ message
@@ -315,26 +363,36 @@ def _read_message(
             start = min(offset, total)
             window = text[start : start + limit]
             more = start + len(window) < total or not whole
-    return MessageResult(
-        **summary.model_dump(by_alias=False),
-        body_format=body_format,
-        body=window,
-        body_offset=start,
-        body_total_length=total,
-        body_truncated=window is not None and more,
-        hidden_text_chars=hidden,
-        attachments=[
-            AttachmentInfo(
-                attachment_id=part.part_id,
-                filename=part.filename,
-                mime_type=part.mime_type,
-                size_bytes=part.size,
-                inline=part.disposition == "inline",
-            )
-            for part in attachment_parts(structure)
-        ],
-        copies=copies,
+    return _fit_body(
+        MessageResult(
+            **summary.model_dump(by_alias=False),
+            body_format=body_format,
+            body=window,
+            body_offset=start,
+            body_total_length=total,
+            body_truncated=window is not None and more,
+            hidden_text_chars=hidden,
+            attachments=[
+                AttachmentInfo(
+                    attachment_id=part.part_id,
+                    filename=part.filename,
+                    mime_type=part.mime_type,
+                    size_bytes=part.size,
+                    inline=part.disposition == "inline",
+                )
+                for part in attachment_parts(structure)
+            ],
+            copies=copies,
+        )
     )
+
+
+def _fit_body(result: MessageResult) -> MessageResult:
+    """The body window ends where the result budget does (the window's start stays)."""
+    if not result.body or budget.size(result) <= budget.RESULT_BUDGET:
+        return result
+    cut = result.model_copy(update={"body_truncated": True, "body_budget_exhausted": True})
+    return budget.with_text(cut, "body", result.body)
 
 
 async def get_message(
