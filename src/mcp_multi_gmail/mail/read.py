@@ -7,6 +7,7 @@ covers a whole set of messages, never one command per message or thread.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -476,7 +477,30 @@ async def get_attachment(runtime: Runtime, account_name: str, message_id: str, a
 # ------------------------------------------------------------------ labels
 
 
-async def list_labels(runtime: Runtime, account_name: str) -> LabelsResult:
+def _label_order(label: str) -> tuple[str, str]:
+    return label.casefold(), label
+
+
+def _label_mark(label: str) -> str:
+    return hashlib.sha256(label.encode()).hexdigest()[:16]
+
+
+def _after_label(labels: list[LabelInfo], after: Key | None) -> int:
+    """Where the next page starts: after the label the token names (its position and a hash of
+    its name, so any label name fits a token); a label created in between never shifts the rest."""
+    if after is None:
+        return 0
+    marks = [_label_mark(lb.label) for lb in labels]
+    if after.thread_id < len(marks) and marks[after.thread_id] == after.account:
+        return after.thread_id + 1
+    if after.account in marks:
+        return marks.index(after.account) + 1
+    return min(after.thread_id, len(labels))  # that label is gone: go on from where it stood
+
+
+async def list_labels(runtime: Runtime, account_name: str, page_token: str | None = None) -> LabelsResult:
+    stamp = fingerprint("mg_list_labels", account=account_name)
+    after = decode(page_token, stamp)
     account = runtime.account(account_name)
     folders = await in_session(runtime, account, lambda s: s.all_folders())
     labels = [
@@ -484,8 +508,23 @@ async def list_labels(runtime: Runtime, account_name: str) -> LabelsResult:
         for name, special, selectable in folders
         if selectable
     ]
-    labels.sort(key=lambda lb: lb.label.casefold())
-    return LabelsResult(account=account.name, labels=labels)
+    labels.sort(key=lambda lb: _label_order(lb.label))
+    start = _after_label(labels, after)
+    rest = labels[start:]
+
+    def result_for(count: int) -> LabelsResult:
+        cut = count < len(rest)
+        return LabelsResult(
+            account=account.name,
+            labels=rest[:count],
+            total_labels=len(labels),
+            next_page_token=encode(stamp, Key(0, start + count - 1, _label_mark(rest[count - 1].label)))
+            if cut and count
+            else None,
+            page_budget_exhausted=cut,
+        )
+
+    return result_for(budget.longest_page(result_for, len(rest)))
 
 
 __all__ = [

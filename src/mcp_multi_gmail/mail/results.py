@@ -266,6 +266,15 @@ class LabelInfo(BaseModel):
 class LabelsResult(BaseModel):
     account: str
     labels: list[LabelInfo]
+    total_labels: int | None = Field(default=None, description="Labels of the mailbox, on every page together")
+    next_page_token: str | None = Field(
+        default=None, description="Set when more labels follow: pass it as page_token (same arguments) for them"
+    )
+    page_budget_exhausted: bool = Field(
+        default=False,
+        description="true: the result reached its 40 000-character budget, so it holds fewer labels than there are "
+        "(or than asked for); next_page_token continues",
+    )
 
 
 # ---------------------------------------------------------------- the pass
@@ -425,6 +434,14 @@ class DraftsResult(BaseModel):
     folder: str
     total_drafts: int
     drafts: list[DraftSummary]
+    next_page_token: str | None = Field(
+        default=None, description="Set when more drafts follow: pass it as page_token (same arguments) for them"
+    )
+    page_budget_exhausted: bool = Field(
+        default=False,
+        description="true: the result reached its 40 000-character budget, so it holds fewer drafts than there are "
+        "(or than asked for); next_page_token continues",
+    )
 
 
 class SentCopy(BaseModel):

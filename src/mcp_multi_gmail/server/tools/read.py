@@ -142,8 +142,9 @@ def register(server: MCPServer, runtime: Runtime) -> None:
     @server.tool(name="mg_list_labels", title="List the mailbox's labels", annotations=READ_ONLY)
     @structured_errors
     @within_deadline(runtime)
-    async def mg_list_labels(account: AccountName) -> LabelsResult:
-        """Every label (folder) of the mailbox, with `system: true` for Gmail's own. Lists everything;
-        only the labels named in the configuration can be changed by these tools. Label names are
-        the mailbox owner's, not a sender's."""
-        return await read.list_labels(runtime, account)
+    async def mg_list_labels(account: AccountName, page_token: PageToken = None) -> LabelsResult:
+        """Every label (folder) of the mailbox, with `system: true` for Gmail's own, by name. Lists
+        everything; only the labels named in the configuration can be changed by these tools. A
+        mailbox with very many labels comes in pages of 40 000 characters (next_page_token). Label
+        names are the mailbox owner's, not a sender's."""
+        return await read.list_labels(runtime, account, page_token)
