@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from mcp.types import TextContent
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.gmail.imap import finish_logouts
@@ -235,7 +236,13 @@ class Session:
 
     async def call(self, tool: str, **args: Any) -> dict[str, Any]:
         result = await self.client.call_tool(tool, args)
-        what = result.content[0].text if result.is_error else compact(result.structured_content)
+        # What the model receives: an error's text, else structuredContent as compact JSON.
+        if result.is_error:
+            [block] = result.content
+            assert isinstance(block, TextContent)
+            what = block.text
+        else:
+            what = compact(result.structured_content)
         self.big.sizes[tool] = max(self.big.sizes.get(tool, 0), len(what))
         assert MEASURE_ONLY or len(what) <= BUDGET, f"{tool}: {len(what)} characters ({args.keys()})"
         if result.is_error:
@@ -407,6 +414,10 @@ async def test_label_tools(mg: Session, big: Big) -> None:
     today = datetime.now(UTC).date().isoformat()
     labelled = await mg.call("mg_label_message", account=NAME, message_ids=ids, label=PROCESSED, since=today)
     assert labelled["succeeded"] == len(big.message_ids)
+    # Only successes: as many as fit are listed, and the result says how many were left out.
+    again = await mg.call("mg_label_message", account=NAME, message_ids=big.message_ids, label=PROCESSED)
+    assert again["succeeded"] == len(big.message_ids) == len(again["messages"]) + again["messages_omitted"]
+    assert again["messages_omitted"] > 0 and {m["outcome"] for m in again["messages"]} == {"already"}
     unlabelled = await mg.call("mg_unlabel_message", account=NAME, message_ids=ids, label=PROCESSED)
     assert unlabelled["succeeded"] == len(big.message_ids)
     threads = big.thread_ids[:50] + [str(10**18 + i) for i in range(100 - len(big.thread_ids[:50]))]

@@ -370,6 +370,11 @@ class LabelChange(BaseModel):
     failed: int
     messages: list[LabelOutcome]
     window: WindowState | None = Field(default=None, description="With since: the window as a new pass sees it")
+    messages_omitted: int = Field(
+        default=0,
+        description="Outcomes left out of `messages` to keep the result within its 40 000-character budget: only "
+        "changed/already ones (counted in succeeded); every other outcome is listed, first",
+    )
 
 
 class ThreadOutcome(BaseModel):
