@@ -260,9 +260,12 @@ def _cut_last_body(page: ThreadResult) -> ThreadResult:
     [last] = page.messages
     if not last.body:
         return page  # nothing to cut here; the tools' last resort shortens the rest
-    others = budget.size(page.model_copy(update={"messages": [], "body_budget_exhausted": True}))
-    cut = budget.with_text(last.model_copy(update={"body_truncated": True}), "body", last.body, others=others)
-    return page.model_copy(update={"messages": [cut], "body_budget_exhausted": True})
+    # Measured with `false` in the flags (the longer word); they turn true only where the body was cut.
+    others = budget.size(page.model_copy(update={"messages": [], "body_budget_exhausted": False}))
+    fitted = budget.with_text(last.model_copy(update={"body_truncated": False}), "body", last.body, others=others)
+    cut = len(fitted.body or "") < len(last.body)
+    fitted = fitted.model_copy(update={"body_truncated": bool(last.body_truncated) or cut})
+    return page.model_copy(update={"messages": [fitted], "body_budget_exhausted": cut})
 
 
 def _wants_body(item: Fetched, account: Account, bodies: str) -> bool:
@@ -392,8 +395,11 @@ def _fit_body(result: MessageResult) -> MessageResult:
     """The body window ends where the result budget does (the window's start stays)."""
     if not result.body or budget.size(result) <= budget.RESULT_BUDGET:
         return result
-    cut = result.model_copy(update={"body_truncated": True, "body_budget_exhausted": True})
-    return budget.with_text(cut, "body", result.body)
+    # Measured with `false` in the flags (the longer word); they turn true only where the body was cut.
+    plain = result.model_copy(update={"body_truncated": False, "body_budget_exhausted": False})
+    fitted = budget.with_text(plain, "body", result.body)
+    cut = len(fitted.body or "") < len(result.body)
+    return fitted.model_copy(update={"body_truncated": result.body_truncated or cut, "body_budget_exhausted": cut})
 
 
 async def get_message(
