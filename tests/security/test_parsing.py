@@ -86,7 +86,7 @@ async def read_everything(
         thread = await call("mg_get_thread", {"account": "o", "thread_id": str(info.thrid)})
         if thread.is_error:
             problems.append(f"mg_get_thread failed: {thread.content[0].text[:300]}")
-        message = await call("mg_get_message", {"account": "o", "message_id": message_id, "max_body_length": 200_000})
+        message = await call("mg_get_message", {"account": "o", "message_id": message_id, "max_body_length": 30_000})
         if message.is_error:
             problems.append(f"mg_get_message failed: {message.content[0].text[:300]}")
             return problems

@@ -144,24 +144,56 @@ async def test_command_count_does_not_grow_with_the_thread(
     assert two.count("UID FETCH") == 2, two  # the summaries with structures, then every text part
 
 
-async def test_budget_cuts_the_later_bodies(emulator: GmailEmulator, runtime: Runtime, call: Call) -> None:
+def compact_size(data: dict[str, object]) -> int:
+    return len(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+
+async def test_the_budget_pages_the_messages(emulator: GmailEmulator, runtime: Runtime, call: Call) -> None:
     size = 15_000
     texts = [(f"{i:02d}" + "abcdefghij" * (size // 10))[: size - 1] + "\n" for i in range(20)]
     thread = deliver_thread(emulator, texts)
-    data = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all", max_body_length=size)
-    assert data["body_budget_exhausted"] is True
-    got = [m["body"] for m in data["messages"]]
-    whole = [i for i, body in enumerate(got) if body == texts[i]]
-    assert whole == list(range(len(whole))) and 10 <= len(whole) < 20, "earlier bodies whole, later cut"
-    for i in range(len(whole), 20):
-        message = data["messages"][i]
-        assert texts[i].startswith(message["body"]) and len(message["body"]) < size
-        assert message["body_truncated"] is True and message["body_total_length"] == size
-    assert len(json.dumps(data, ensure_ascii=False, separators=(",", ":"))) <= 200_000
+    args = {"account": "o", "thread_id": thread, "bodies": "all", "max_body_length": size}
+    first = await ok(call, runtime, "mg_get_thread", **args)
+    assert first["page_budget_exhausted"] is True and first["next_page_token"]
+    assert first["message_count"] == 20 and 1 <= len(first["messages"]) < 20
+    # Page after page: every message once, oldest first, each body whole, each page within 40 000.
+    pages, bodies = [first], [m["body"] for m in first["messages"]]
+    while pages[-1]["next_page_token"]:
+        page = await ok(call, runtime, "mg_get_thread", **args, page_token=pages[-1]["next_page_token"])
+        pages.append(page)
+        bodies.extend(m["body"] for m in page["messages"])
+    assert bodies == texts
+    assert all(compact_size(p) <= 40_000 and p["body_budget_exhausted"] is False for p in pages)
+    assert pages[-1]["page_budget_exhausted"] is False
+    # A token of another call is refused rather than guessed at.
+    other = await error(
+        call, runtime, "mg_get_thread", **{**args, "max_body_length": 100}, page_token=first["next_page_token"]
+    )
+    assert other["code"] == "invalid_input"
     # Without the budget pressure the same thread comes whole.
-    small = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all", max_body_length=5_000)
-    assert small["body_budget_exhausted"] is False
-    assert [m["body"] for m in small["messages"]] == [t[:5_000] for t in texts]
+    small = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all", max_body_length=500)
+    assert small["body_budget_exhausted"] is False and small["next_page_token"] is None
+    assert [m["body"] for m in small["messages"]] == [t[:500] for t in texts]
+
+
+async def test_a_body_too_long_for_the_budget_is_cut(emulator: GmailEmulator, runtime: Runtime, call: Call) -> None:
+    # Quotes take two characters in JSON: 30 000 of them cannot come whole within 40 000.
+    text = '"' * 30_000
+    thread = deliver_thread(emulator, [text])
+    data = await ok(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies="all", max_body_length=30_000)
+    [message] = data["messages"]
+    assert data["body_budget_exhausted"] is True and data["next_page_token"] is None
+    assert message["body_truncated"] is True and 0 < len(message["body"]) < 20_000 and compact_size(data) <= 40_000
+    rest = await ok(
+        call,
+        runtime,
+        "mg_get_message",
+        account="o",
+        message_id="rozpocet-0@example.org",
+        body_offset=len(message["body"]),
+        max_body_length=30_000,
+    )
+    assert rest["body_offset"] == len(message["body"]) and rest["body"].startswith('"')
 
 
 @pytest.mark.parametrize("value", ["ALL", "", "some", "none "])

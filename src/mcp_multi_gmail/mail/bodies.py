@@ -23,9 +23,6 @@ from .results import AttachmentInfo
 
 BodyFormat = Literal["text", "html", "html_as_text"]
 
-# The whole mg_get_thread result stays under this many characters; bodies share what is left.
-THREAD_BUDGET = 200_000
-
 
 @dataclass(frozen=True)
 class BodyWindow:
@@ -38,7 +35,6 @@ class BodyWindow:
     body_truncated: bool
     hidden_text_chars: int = 0
     attachments: list[AttachmentInfo] = field(default_factory=list)
-    cut_by_budget: bool = False  # shortened because the thread's budget ran out, not by the window
     charset_used: str | None = None
     text: str | None = None  # the whole decoded text (for the preview), not part of the result
 
@@ -68,12 +64,6 @@ def attachment_list(structure: Sequence[Part] | None) -> list[AttachmentInfo]:
         )
         for part in attachment_parts(structure)
     ]
-
-
-def overhead(structure: Sequence[Part] | None) -> int:
-    """Characters a message's body fields take besides the body text (keys, the attachment list)."""
-    listed = attachment_list(structure)
-    return 160 + sum(len(a.model_dump_json()) + 40 for a in listed)
 
 
 def decoded(
@@ -140,22 +130,15 @@ class ThreadTexts:
             )
         return found
 
-    def windows(self, order: Sequence[int], limit: int, budget: int) -> dict[int, BodyWindow]:
-        """Body windows in `order`: each at most `limit` characters, together at most `budget`, so
-        the messages late in `order` are the ones cut when the budget runs out."""
+    def windows(self, order: Sequence[int], limit: int) -> dict[int, BodyWindow]:
+        """Body windows of the messages in `order`, each at most `limit` characters from the start.
+        (How many of them fit one result is the caller's part: mail/budget.py.)"""
         windows: dict[int, BodyWindow] = {}
-        left = max(budget, 0)
         for uid in order:
             item = self.fetched.get(uid)
             structure = item.parts if item is not None else None
             body_format, text, hidden, used = decoded(self.chosen.get(uid), self.raw.get(uid))
-            own = replace(window(body_format, text, 0, limit, structure, hidden), charset_used=used)
-            if own.body is not None and len(own.body) > left:
-                own = replace(
-                    window(body_format, text, 0, left, structure, hidden), cut_by_budget=True, charset_used=used
-                )
-            windows[uid] = own
-            left -= len(own.body or "")
+            windows[uid] = replace(window(body_format, text, 0, limit, structure, hidden), charset_used=used)
         return windows
 
 

@@ -14,6 +14,8 @@ from ..errors import MailError
 from ..gmail.imap import ALL_MAIL, DRAFTS, ImapSession
 from ..request import Prepared, Request
 from ..runtime import Runtime
+from . import budget
+from .cursor import decode, encode, fingerprint, key_of
 from .outgoing import (
     Original,
     detached_warning,
@@ -161,7 +163,9 @@ async def save_draft(runtime: Runtime, account_name: str, request: Request) -> D
     return _result(account, prepared, progress, folders[0])
 
 
-def _list(session: ImapSession, account: Account, limit: int) -> DraftsResult:
+def _list(
+    session: ImapSession, account: Account, limit: int, page_token: str | None = None, stamp: str = ""
+) -> DraftsResult:
     now = datetime.now(UTC)
     folder = session.open(DRAFTS)
     fetched = session.fetch_all(["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS", "RFC822.SIZE"])
@@ -170,7 +174,11 @@ def _list(session: ImapSession, account: Account, limit: int) -> DraftsResult:
         if not carries(item.labels, "\\Draft"):
             item.labels = (*(item.labels or ()), "\\Draft")
     ordered = sorted(fetched.values(), key=lambda m: (m.internaldate or now, m.uid), reverse=True)
-    page = ordered[:limit]
+    # Newest first; the cursor is the (time, UID) of the last draft shown, as search pages have it.
+    after = decode(page_token, stamp)
+    keys = {m.uid: key_of(m.internaldate or now, m.uid, account.name) for m in ordered}
+    rest = [m for m in ordered if after is None or keys[m.uid] < after]
+    page = rest[:limit]
     parents = sorted({m.envelope.in_reply_to for m in page if m.envelope and m.envelope.in_reply_to})
     parent_threads: dict[str, int | None] = {}
     parent_subjects: dict[str, str | None] = {}
@@ -202,9 +210,27 @@ def _list(session: ImapSession, account: Account, limit: int) -> DraftsResult:
                 **summary.model_dump(by_alias=False), in_reply_to=answered, joined_thread=joined, warning=warning
             )
         )
-    return DraftsResult(account=account.name, folder=folder, total_drafts=len(ordered), drafts=drafts)
+    more = len(rest) > len(page)
+
+    def result_for(count: int) -> DraftsResult:
+        cut = count < len(drafts)
+        last = keys[page[count - 1].uid] if count else None
+        return DraftsResult(
+            account=account.name,
+            folder=folder,
+            total_drafts=len(ordered),
+            drafts=drafts[:count],
+            next_page_token=encode(stamp, last) if (cut or more) and last else None,
+            page_budget_exhausted=cut,
+        )
+
+    return result_for(budget.longest_page(result_for, len(drafts)))
 
 
-async def list_drafts(runtime: Runtime, account_name: str, max_results: int) -> DraftsResult:
+async def list_drafts(
+    runtime: Runtime, account_name: str, max_results: int, page_token: str | None = None
+) -> DraftsResult:
+    stamp = fingerprint("mg_list_drafts", account=account_name, max_results=max_results)
+    decode(page_token, stamp)  # a foreign token is refused before any connection
     account = runtime.account(account_name)
-    return await in_session(runtime, account, lambda s: _list(s, account, max_results))
+    return await in_session(runtime, account, lambda s: _list(s, account, max_results, page_token, stamp))

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from .. import policy, progress
 from ..config import Account
 from ..errors import invalid_input, not_found
 from ..gmail.imap import ALL_MAIL, Fetched, ImapSession
 from ..runtime import Runtime
-from . import inputs
+from . import budget, inputs
 from .pass_ import or_tree
 from .read import find_message
 from .results import FlagsResult, LabelChange, LabelOutcome, ThreadLabelChange, ThreadOutcome
@@ -146,7 +147,27 @@ def _label_messages(
     if since is not None:
         change.window = scan_window(session, account, since).state()
         steps.step("pass window read")
-    return change
+    return fit_outcomes(change)
+
+
+Change = TypeVar("Change", bound=LabelChange)
+
+
+def fit_outcomes(change: Change) -> Change:
+    """Within the result budget: when every outcome does not fit, the ones that need attention
+    come first and whole, and as many successes as fit follow (messages_omitted counts the rest)."""
+    if budget.size(change) <= budget.RESULT_BUDGET:
+        return change
+    done = ("changed", "already")
+    trouble = [m for m in change.messages if m.outcome not in done]
+    fine = [m for m in change.messages if m.outcome in done]
+
+    def result_for(count: int) -> Change:
+        shown = fine[: count - 1] if count else []
+        return change.model_copy(update={"messages": trouble + shown, "messages_omitted": len(fine) - len(shown)})
+
+    # count - 1 successes: a page of "none" is one item here, so no success at all can be the answer.
+    return result_for(budget.longest_page(result_for, len(fine) + 1))
 
 
 async def label_messages(
@@ -260,19 +281,21 @@ def _label_threads(
         )
     ok = sum(1 for m in messages if m.outcome in ("changed", "already"))
     first = outcomes[0]
-    return ThreadLabelChange(
-        account=account.name,
-        label=label,
-        action="added" if add else "removed",
-        label_created=created,
-        succeeded=ok,
-        failed=len(messages) - ok,
-        messages=messages if single else [m for m in messages if m.outcome == "failed"],
-        thread_id=first.thread_id if single else None,
-        classification_before=first.classification_before if single else [],
-        classification_after=first.classification_after if single else [],
-        replaced=first.replaced if single else [],
-        threads=outcomes,
+    return fit_outcomes(
+        ThreadLabelChange(
+            account=account.name,
+            label=label,
+            action="added" if add else "removed",
+            label_created=created,
+            succeeded=ok,
+            failed=len(messages) - ok,
+            messages=messages if single else [m for m in messages if m.outcome == "failed"],
+            thread_id=first.thread_id if single else None,
+            classification_before=first.classification_before if single else [],
+            classification_after=first.classification_after if single else [],
+            replaced=first.replaced if single else [],
+            threads=outcomes,
+        )
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from ..config import Account
 from ..gmail.imap import Fetched, ImapSession
 from ..runtime import Runtime
-from . import inputs
+from . import budget, inputs
 from .cursor import Key, decode, encode, fingerprint, key_of
 from .preview import previews
 from .results import PassMessage, PassResult, PassThread, PendingOutgoing, SearchFailure
@@ -193,18 +193,25 @@ def _result(
     # The earliest moment: moving the boundary past a slower mailbox's search would skip its mail.
     searched_at = min((w.searched_at for w in windows), default=datetime.now(UTC))
     oldest = min((w.oldest_unprocessed for w in windows if w.oldest_unprocessed), default=None)
-    return PassResult(
-        searched_at=iso(searched_at) or "",
-        since=iso(since) or "",
-        threads=[t for _k, t in page],
-        total_threads=total,
-        next_page_token=encode(stamp, page[-1][0]) if more and page else None,
-        stale_threads=sum(w.stale_threads for w in windows),
-        drafts_in_window=sum(w.drafts for w in windows),
-        scheduled_in_window=sum(w.scheduled for w in windows),
-        outside_scope_in_window=sum(w.outside_scope for w in windows),
-        oldest_unprocessed_at=iso(oldest),
-        window_clear=not failures and total == 0,
-        searched=searched,
-        failures=failures,
-    )
+
+    def result_for(count: int) -> PassResult:
+        cut = count < len(page)
+        return PassResult(
+            searched_at=iso(searched_at) or "",
+            since=iso(since) or "",
+            threads=[t for _k, t in page[:count]],
+            total_threads=total,
+            next_page_token=encode(stamp, page[count - 1][0]) if (more or cut) and count else None,
+            stale_threads=sum(w.stale_threads for w in windows),
+            drafts_in_window=sum(w.drafts for w in windows),
+            scheduled_in_window=sum(w.scheduled for w in windows),
+            outside_scope_in_window=sum(w.outside_scope for w in windows),
+            oldest_unprocessed_at=iso(oldest),
+            window_clear=not failures and total == 0,
+            searched=searched,
+            failures=failures,
+            page_budget_exhausted=cut,
+        )
+
+    # The page ends where the result budget does; the token continues after its last thread.
+    return result_for(budget.longest_page(result_for, len(page)))

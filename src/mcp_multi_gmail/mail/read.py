@@ -7,6 +7,7 @@ covers a whole set of messages, never one command per message or thread.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,7 +25,7 @@ from ..htmltext import html_to_text
 from ..runtime import Runtime
 from ..text import clean
 from . import bodies as bodies_
-from . import inputs
+from . import budget, inputs
 from .cursor import Key, decode, encode, fingerprint, key_of
 from .preview import previews
 from .results import (
@@ -162,21 +163,34 @@ def _page_result(
     )
     page = merged[:limit]
     more = len(merged) > limit or any(hits.more for hits in done)
-    return SearchResult(
-        threads=[t for _k, t in page],
-        total_threads=sum(hits.total for hits in done),
-        next_page_token=encode(stamp, page[-1][0]) if more and page else None,
-        unavailable_threads=[u for hits in done for u in hits.unavailable],
-        searched=searched,
-        failures=failures,
-    )
+
+    def result_for(count: int) -> SearchResult:
+        cut = count < len(page)
+        return SearchResult(
+            threads=[t for _k, t in page[:count]],
+            total_threads=sum(hits.total for hits in done),
+            next_page_token=encode(stamp, page[count - 1][0]) if (more or cut) and count else None,
+            unavailable_threads=[u for hits in done for u in hits.unavailable],
+            searched=searched,
+            failures=failures,
+            page_budget_exhausted=cut,
+        )
+
+    # The page ends where the result budget does; the token then continues after its last thread.
+    return result_for(budget.longest_page(result_for, len(page)))
 
 
 # ------------------------------------------------------------------ thread
 
 
 def _read_thread(
-    session: ImapSession, account: Account, thread: int, bodies: str = "none", max_body_length: int = 0
+    session: ImapSession,
+    account: Account,
+    thread: int,
+    bodies: str = "none",
+    max_body_length: int = 0,
+    after: Key | None = None,
+    stamp: str = "",
 ) -> ThreadResult:
     now = _now()
     session.open(ALL_MAIL)
@@ -187,10 +201,14 @@ def _read_thread(
             "mg_next_pass and belong to the mailbox they were found in."
         )
     fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER, "BODYSTRUCTURE"])
-    wanted = [u for u in uids if u in fetched and _wants_body(fetched[u], account, bodies)]
+    # Only the messages after the cursor are shown: only theirs are read.
+    later = {
+        uid for uid, item in fetched.items() if after is None or key_of(item.internaldate, uid, account.name) > after
+    }
+    wanted = [u for u in uids if u in later and _wants_body(fetched[u], account, bodies)]
     read = bodies_.read_texts(session, fetched, wanted) if wanted else None
     # A message whose body was read gets its preview from it; only the others need the beginnings.
-    shown = previews(session, [item for uid, item in fetched.items() if uid not in wanted])
+    shown = previews(session, [item for uid, item in fetched.items() if uid in later and uid not in wanted])
     if read is not None:
         shown.update(read.previews())
     messages = [
@@ -199,7 +217,11 @@ def _read_thread(
         )
         for item in fetched.values()
     ]
-    messages.sort(key=lambda m: (m.received_at or "", m.uid))
+    # Oldest first; the key (delivery time, UID) is also the cursor of the next page.
+    keyed = sorted(
+        ((key_of(fetched[m.uid].internaldate, m.uid, account.name), m) for m in messages), key=lambda p: p[0]
+    )
+    messages = [m for _k, m in keyed]
     result = ThreadResult(
         account=account.name,
         thread_id=str(thread),
@@ -208,23 +230,42 @@ def _read_thread(
         message_count=len(messages),
         unprocessed_messages=sum(1 for m in messages if not m.processed),
         last_received_at=messages[-1].received_at if messages else None,
-        messages=messages,
+        messages=[],
     )
-    if read is None:
-        if bodies != "none":
-            result.body_budget_exhausted = False
-        return result
-    # The budget is for the whole result: what the summaries already take is not left for bodies.
-    budget = bodies_.THREAD_BUDGET - len(result.model_dump_json(by_alias=True))
-    budget -= sum(bodies_.overhead(fetched[uid].parts) for uid in read.wanted)
-    windows = read.windows([m.uid for m in messages if m.uid in read.wanted], max_body_length, budget)
-    for position, message in enumerate(messages):
-        got = windows.get(message.uid)
-        if got is not None:
-            messages[position] = ThreadMessage(**message.model_dump(by_alias=False), **got.fields())
-    result.messages = messages
-    result.body_budget_exhausted = any(w.cut_by_budget for w in windows.values())
-    return result
+    if bodies != "none":
+        result.body_budget_exhausted = False
+    remaining = [(k, m) for k, m in keyed if after is None or k > after]
+    windows = read.windows([m.uid for _k, m in remaining if m.uid in read.wanted], max_body_length) if read else {}
+    full = [
+        ThreadMessage(**m.model_dump(by_alias=False), **windows[m.uid].fields()) if m.uid in windows else m
+        for _k, m in remaining
+    ]
+
+    def result_for(count: int) -> ThreadResult:
+        cut = count < len(full)
+        token = encode(stamp, remaining[count - 1][0]) if cut and count else None
+        return result.model_copy(
+            update={"messages": full[:count], "next_page_token": token, "page_budget_exhausted": cut}
+        )
+
+    # Whole messages while they fit the result budget; the next page starts after the last one.
+    page = result_for(budget.longest_page(result_for, len(full)))
+    if len(page.messages) == 1 and budget.size(page) > budget.RESULT_BUDGET:
+        page = _cut_last_body(page)
+    return page
+
+
+def _cut_last_body(page: ThreadResult) -> ThreadResult:
+    """A page of one message that is too large alone: its body window ends where the budget does."""
+    [last] = page.messages
+    if not last.body:
+        return page  # nothing to cut here; the tools' last resort shortens the rest
+    # Measured with `false` in the flags (the longer word); they turn true only where the body was cut.
+    others = budget.size(page.model_copy(update={"messages": [], "body_budget_exhausted": False}))
+    fitted = budget.with_text(last.model_copy(update={"body_truncated": False}), "body", last.body, others=others)
+    cut = len(fitted.body or "") < len(last.body)
+    fitted = fitted.model_copy(update={"body_truncated": bool(last.body_truncated) or cut})
+    return page.model_copy(update={"messages": [fitted], "body_budget_exhausted": cut})
 
 
 def _wants_body(item: Fetched, account: Account, bodies: str) -> bool:
@@ -232,12 +273,23 @@ def _wants_body(item: Fetched, account: Account, bodies: str) -> bool:
 
 
 async def get_thread(
-    runtime: Runtime, account_name: str, thread_id: str, bodies: str = "none", max_body_length: int = 4000
+    runtime: Runtime,
+    account_name: str,
+    thread_id: str,
+    bodies: str = "none",
+    max_body_length: int = 4000,
+    page_token: str | None = None,
 ) -> ThreadResult:
     thread = inputs.thread_id(thread_id)
     mode = inputs.bodies(bodies)
+    stamp = fingerprint(
+        "mg_get_thread", account=account_name, thread=thread, bodies=mode, max_body_length=max_body_length
+    )
+    after = decode(page_token, stamp)
     account = runtime.account(account_name)
-    return await in_session(runtime, account, lambda s: _read_thread(s, account, thread, mode, max_body_length))
+    return await in_session(
+        runtime, account, lambda s: _read_thread(s, account, thread, mode, max_body_length, after, stamp)
+    )
 
 
 # ------------------------------------------------------------------ message
@@ -320,18 +372,31 @@ def _read_message(
             start = min(offset, total)
             window = text[start : start + limit]
             more = start + len(window) < total or not whole
-    return MessageResult(
-        **summary.model_dump(by_alias=False),
-        body_format=body_format,
-        body=window,
-        body_offset=start,
-        body_total_length=total,
-        body_truncated=window is not None and more,
-        hidden_text_chars=hidden,
-        attachments=bodies_.attachment_list(structure),
-        copies=copies,
-        charset_used=charset_used,
+    return _fit_body(
+        MessageResult(
+            **summary.model_dump(by_alias=False),
+            body_format=body_format,
+            body=window,
+            body_offset=start,
+            body_total_length=total,
+            body_truncated=window is not None and more,
+            hidden_text_chars=hidden,
+            attachments=bodies_.attachment_list(structure),
+            copies=copies,
+            charset_used=charset_used,
+        )
     )
+
+
+def _fit_body(result: MessageResult) -> MessageResult:
+    """The body window ends where the result budget does (the window's start stays)."""
+    if not result.body or budget.size(result) <= budget.RESULT_BUDGET:
+        return result
+    # Measured with `false` in the flags (the longer word); they turn true only where the body was cut.
+    plain = result.model_copy(update={"body_truncated": False, "body_budget_exhausted": False})
+    fitted = budget.with_text(plain, "body", result.body)
+    cut = len(fitted.body or "") < len(result.body)
+    return fitted.model_copy(update={"body_truncated": result.body_truncated or cut, "body_budget_exhausted": cut})
 
 
 async def get_message(
@@ -416,7 +481,30 @@ async def get_attachment(runtime: Runtime, account_name: str, message_id: str, a
 # ------------------------------------------------------------------ labels
 
 
-async def list_labels(runtime: Runtime, account_name: str) -> LabelsResult:
+def _label_order(label: str) -> tuple[str, str]:
+    return label.casefold(), label
+
+
+def _label_mark(label: str) -> str:
+    return hashlib.sha256(label.encode()).hexdigest()[:16]
+
+
+def _after_label(labels: list[LabelInfo], after: Key | None) -> int:
+    """Where the next page starts: after the label the token names (its position and a hash of
+    its name, so any label name fits a token); a label created in between never shifts the rest."""
+    if after is None:
+        return 0
+    marks = [_label_mark(lb.label) for lb in labels]
+    if after.thread_id < len(marks) and marks[after.thread_id] == after.account:
+        return after.thread_id + 1
+    if after.account in marks:
+        return marks.index(after.account) + 1
+    return min(after.thread_id, len(labels))  # that label is gone: go on from where it stood
+
+
+async def list_labels(runtime: Runtime, account_name: str, page_token: str | None = None) -> LabelsResult:
+    stamp = fingerprint("mg_list_labels", account=account_name)
+    after = decode(page_token, stamp)
     account = runtime.account(account_name)
     folders = await in_session(runtime, account, lambda s: s.all_folders())
     labels = [
@@ -424,8 +512,23 @@ async def list_labels(runtime: Runtime, account_name: str) -> LabelsResult:
         for name, special, selectable in folders
         if selectable
     ]
-    labels.sort(key=lambda lb: lb.label.casefold())
-    return LabelsResult(account=account.name, labels=labels)
+    labels.sort(key=lambda lb: _label_order(lb.label))
+    start = _after_label(labels, after)
+    rest = labels[start:]
+
+    def result_for(count: int) -> LabelsResult:
+        cut = count < len(rest)
+        return LabelsResult(
+            account=account.name,
+            labels=rest[:count],
+            total_labels=len(labels),
+            next_page_token=encode(stamp, Key(0, start + count - 1, _label_mark(rest[count - 1].label)))
+            if cut and count
+            else None,
+            page_budget_exhausted=cut,
+        )
+
+    return result_for(budget.longest_page(result_for, len(rest)))
 
 
 __all__ = [

@@ -118,6 +118,11 @@ class SearchResult(BaseModel):
     unavailable_threads: list[str] = Field(description="Threads whose newest match vanished while being read")
     searched: list[str] = Field(description="Mailboxes that answered")
     failures: list[SearchFailure] = Field(description='With account "all": mailboxes that did not answer')
+    page_budget_exhausted: bool = Field(
+        default=False,
+        description="true: the result reached its 40 000-character budget before the page was full, so it holds "
+        "fewer threads than asked for; next_page_token continues with the rest",
+    )
 
 
 class MessageSummary(BaseModel):
@@ -211,14 +216,25 @@ class ThreadResult(BaseModel):
     thread_id: str
     thread_source: Literal["native"]
     subject: str | None = Field(description="Subject of the oldest message")
-    message_count: int = Field(description="Number of messages returned: always the whole thread")
+    message_count: int = Field(
+        description="Messages in the whole thread (all of them are in `messages` unless next_page_token is set)"
+    )
     unprocessed_messages: int
     last_received_at: str | None
     messages: list[ThreadMessage]
     body_budget_exhausted: bool | None = Field(
         default=None,
-        description="Only with bodies: true when the result's 200 000-character budget ran out, so the "
-        "bodies of the later messages were cut short (body_truncated); read them with mg_get_message",
+        description="Only with bodies: true when the result's 40 000-character budget ran out inside a body, so "
+        "that body was cut short (body_truncated); read on with mg_get_message and body_offset",
+    )
+    next_page_token: str | None = Field(
+        default=None,
+        description="Set when the thread's messages did not all fit the result's 40 000-character budget: "
+        "`messages` holds the oldest ones, and mg_get_thread with this page_token (same arguments) the next",
+    )
+    page_budget_exhausted: bool = Field(
+        default=False,
+        description="true: the budget filled, so `messages` is not the whole thread (see next_page_token)",
     )
 
     @model_serializer(mode="wrap")
@@ -250,6 +266,11 @@ class MessageResult(MessageSummary):
         description="The charset that decoded the body: the declared one, or utf-8 when the declared label "
         "could not decode it cleanly (a mislabelled message); null without a body",
     )
+    body_budget_exhausted: bool = Field(
+        default=False,
+        description="true: the window ends before max_body_length because the result reached its 40 000-character "
+        "budget; the rest follows with body_offset = body_offset + the length of body",
+    )
 
 
 class AttachmentResult(BaseModel):
@@ -270,6 +291,15 @@ class LabelInfo(BaseModel):
 class LabelsResult(BaseModel):
     account: str
     labels: list[LabelInfo]
+    total_labels: int | None = Field(default=None, description="Labels of the mailbox, on every page together")
+    next_page_token: str | None = Field(
+        default=None, description="Set when more labels follow: pass it as page_token (same arguments) for them"
+    )
+    page_budget_exhausted: bool = Field(
+        default=False,
+        description="true: the result reached its 40 000-character budget, so it holds fewer labels than there are "
+        "(or than asked for); next_page_token continues",
+    )
 
 
 # ---------------------------------------------------------------- the pass
@@ -331,6 +361,11 @@ class PassResult(BaseModel):
     window_clear: bool = Field(description="Move the boundary to searched_at only when this is true")
     searched: list[str]
     failures: list[SearchFailure]
+    page_budget_exhausted: bool = Field(
+        default=False,
+        description="true: the result reached its 40 000-character budget before the page was full, so it holds "
+        "fewer threads than asked for; next_page_token continues with the rest",
+    )
 
 
 class WindowState(BaseModel):
@@ -360,6 +395,11 @@ class LabelChange(BaseModel):
     failed: int
     messages: list[LabelOutcome]
     window: WindowState | None = Field(default=None, description="With since: the window as a new pass sees it")
+    messages_omitted: int = Field(
+        default=0,
+        description="Outcomes left out of `messages` to keep the result within its 40 000-character budget: only "
+        "changed/already ones (counted in succeeded); every other outcome is listed, first",
+    )
 
 
 class ThreadOutcome(BaseModel):
@@ -424,6 +464,14 @@ class DraftsResult(BaseModel):
     folder: str
     total_drafts: int
     drafts: list[DraftSummary]
+    next_page_token: str | None = Field(
+        default=None, description="Set when more drafts follow: pass it as page_token (same arguments) for them"
+    )
+    page_budget_exhausted: bool = Field(
+        default=False,
+        description="true: the result reached its 40 000-character budget, so it holds fewer drafts than there are "
+        "(or than asked for); next_page_token continues",
+    )
 
 
 class SentCopy(BaseModel):

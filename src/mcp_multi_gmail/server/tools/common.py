@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import anyio
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from ... import deadline
 from ...errors import MailError
+from ...mail import budget
 from .arguments import MAX_ACCOUNT
 
 if TYPE_CHECKING:
@@ -49,11 +50,28 @@ def error_result(error: MailError) -> CallToolResult:
 
     The TypeScript SDK 1.x client validates structuredContent against the tool's outputSchema
     even on errors, so an error body there would hide the message behind a client exception.
+    The text stays within the result budget: a message that lists too much is cut, and says so.
     """
-    return CallToolResult(
-        content=[TextContent(type="text", text=compact_json({"error": error.as_dict()}))],
-        is_error=True,
-    )
+    body = error.as_dict()
+    text = compact_json({"error": body})
+    if len(text) > budget.RESULT_BUDGET:
+        message = str(body["message"])
+        note = f" … [cut: the whole message was {len(message)} characters]"
+        room = budget.json_length(message) - (len(text) - budget.RESULT_BUDGET) - budget.json_length(note)
+        body["message"] = budget.fit_text(message, room) + note
+        text = compact_json({"error": body})
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def within_budget(tool: str, result: R) -> R:
+    """The last resort of the result budget: the tools size their pages and windows themselves,
+    and whatever a pathological mailbox still makes too large is cut here (budget.shrink)."""
+    if not isinstance(result, BaseModel):
+        return result
+    fitted = budget.shrink(result)
+    if fitted is not result:
+        logger.warning("tool %s: result over %d characters, cut to fit", tool, budget.RESULT_BUDGET)
+    return fitted
 
 
 def structured_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
@@ -62,7 +80,7 @@ def structured_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]
     @functools.wraps(fn)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return await fn(*args, **kwargs)
+            return within_budget(fn.__name__, await fn(*args, **kwargs))
         except MailError as error:
             return error_result(error)  # type: ignore[return-value]
         except Exception as error:  # a bug or an unforeseen library error: report, never crash

@@ -1,0 +1,173 @@
+"""The result budget: every tool result fits inline in the assistant's context.
+
+Claude Code hands the model a tool's `structuredContent` as compact JSON and, above about
+25 000 tokens (characters / 4) or 50 000 characters, a "saved to a file" notice instead of the
+result (README.en.md, "Result budget"). So every result is kept at or under
+RESULT_BUDGET characters of compact JSON, measured here, never estimated per field: pages stop
+adding threads or messages when the next one would not fit, body windows end where the budget
+does, and a last-resort `shrink` cuts whatever a pathological mailbox still makes too large.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+RESULT_BUDGET = 40_000
+# A body window always keeps at least this much of the budget: when a message's other fields
+# (recipients, attachments) take more, they are cut instead, so reading on always advances.
+BODY_ROOM = 10_000
+# What a cut string ends with, so a reader sees that it is not the whole value.
+CUT_MARK = "…[cut]"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def compact(value: Any) -> str:
+    """JSON exactly as the assistant receives it: no spaces, non-ASCII as it is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def dumped(value: Any) -> Any:
+    """A model as its structuredContent (the SDK dumps results this way); anything else unchanged."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    return value
+
+
+def size(value: Any) -> int:
+    """Characters of compact JSON of a model (as structuredContent) or of a JSON-able value."""
+    return len(compact(dumped(value)))
+
+
+def json_length(text: str) -> int:
+    """Characters a string takes inside JSON, without its quotes (escapes counted)."""
+    return len(compact(text)) - 2
+
+
+def fit_text(text: str, room: int) -> str:
+    """The longest beginning of `text` that takes at most `room` characters as a JSON string."""
+    if room <= 0:
+        return ""
+    if json_length(text) <= room:
+        return text
+    low, high = 0, min(len(text), room)  # an escape never makes a character shorter
+    while low < high:
+        middle = (low + high + 1) // 2
+        if json_length(text[:middle]) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low]
+
+
+def longest_page(result_for: Callable[[int], Any], count: int, budget: int = RESULT_BUDGET) -> int:
+    """The most items (1..count) whose result `result_for(k)` fits the budget.
+
+    At least one item when there is any: a page of none could not move its cursor on, so a single
+    item that is too large alone is left for `shrink`. Sizes grow with k (each item adds its own
+    characters), so a binary search finds the point."""
+    if count <= 0:
+        return 0
+    if size(result_for(count)) <= budget:
+        return count
+    low, high = 1, count - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if size(result_for(middle)) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+# ---------------------------------------------------------------- the last resort
+
+
+def _largest(value: Any, path: tuple[Any, ...] = ()) -> tuple[int, tuple[Any, ...], str] | None:
+    """(size, path, kind) of the largest string (over 64 characters) or list (over one item) inside."""
+    best: tuple[int, tuple[Any, ...], str] | None = None
+
+    def consider(candidate: tuple[int, tuple[Any, ...], str] | None) -> None:
+        nonlocal best
+        if candidate is not None and (best is None or candidate[0] > best[0]):
+            best = candidate
+
+    if isinstance(value, str):
+        if len(value) > 64:
+            consider((json_length(value), path, "str"))
+    elif isinstance(value, list):
+        if len(value) > 1:
+            consider((size(value), path, "list"))
+        for index, item in enumerate(value):
+            consider(_largest(item, (*path, index)))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            consider(_largest(item, (*path, key)))
+    return best
+
+
+def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, list):
+        items = list(value)
+        items[head] = _replace(value[head], rest, new)
+        return items
+    fields = dict(value)
+    fields[head] = _replace(value[head], rest, new)
+    return fields
+
+
+def _get(value: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+def shrink_json(value: Any, budget: int = RESULT_BUDGET) -> Any:
+    """Cut a JSON value until it fits: the largest string gets shorter (ending in CUT_MARK), or
+    the largest list loses items from its end, whichever is bigger, until the size is in budget.
+    Strings and lists only get shorter, so the value keeps its schema."""
+    for _ in range(10_000):
+        excess = size(value) - budget
+        if excess <= 0:
+            return value
+        found = _largest(value)
+        if found is None:
+            return value  # nothing left to cut: only short strings and single items
+        _size, path, kind = found
+        target = _get(value, path)
+        if kind == "str":
+            keep = max(0, json_length(target) - excess - json_length(CUT_MARK))
+            value = _replace(value, path, fit_text(target, keep) + CUT_MARK)
+        else:
+            items = list(target)
+            freed = 0
+            while len(items) > 1 and freed < excess:
+                freed += size(items.pop()) + 1
+            value = _replace(value, path, items)
+    return value
+
+
+def shrink(model: M, budget: int = RESULT_BUDGET) -> M:
+    """A model whose structuredContent fits the budget: itself, or a copy cut by `shrink_json`."""
+    data = dumped(model)
+    if size(data) <= budget:
+        return model
+    return type(model).model_validate(shrink_json(data, budget))
+
+
+def with_text(model: M, name: str, text: str, *, others: int = 0, keep: int = BODY_ROOM) -> M:
+    """`model` with field `name` set to the longest beginning of `text` that fits the budget, where
+    `others` characters of the result lie outside `model`. When the model's other fields leave less
+    than `keep` characters for the text, they are shrunk to leave that much."""
+    limit = RESULT_BUDGET - others
+    empty = model.model_copy(update={name: ""})
+    if size(empty) > limit - keep:
+        empty = shrink(empty, limit - keep)
+    return empty.model_copy(update={name: fit_text(text, limit - size(empty))})

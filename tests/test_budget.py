@@ -1,0 +1,68 @@
+"""The result budget's measuring and cutting helpers (mail/budget.py), on values built to be hard."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from mcp_multi_gmail.mail import budget
+
+
+def compact_size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def test_fit_text_counts_escapes_not_characters() -> None:
+    text = 'a"\\\n\tž\x01' * 1000  # quotes, backslashes and controls take 2 or 6 characters in JSON
+    for room in (0, 1, 5, 6, 7, 99, 1000, 12_345):
+        cut = budget.fit_text(text, room)
+        assert text.startswith(cut) and budget.json_length(cut) <= room
+        longer = text[: len(cut) + 1]
+        assert len(cut) == len(text) or budget.json_length(longer) > room, "the longest beginning that fits"
+    assert budget.fit_text("krátký", 100) == "krátký"
+
+
+def test_longest_page_is_the_most_items_that_fit() -> None:
+    items = [{"text": "x" * (i * 37 % 900)} for i in range(200)]
+    for limit in (500, 5_000, 40_000, 10**6):
+        count = budget.longest_page(lambda k: {"items": items[:k]}, len(items), limit)
+        assert 1 <= count <= len(items)
+        assert count == 1 or compact_size({"items": items[:count]}) <= limit
+        assert count == len(items) or compact_size({"items": items[: count + 1]}) > limit
+    assert budget.longest_page(lambda k: {"items": items[:k]}, 0) == 0
+
+
+class Inner(BaseModel):
+    name: str
+    tags: list[str]
+
+
+class Outer(BaseModel):
+    title: str
+    inner: list[Inner]
+    count: int
+
+
+def test_shrink_cuts_until_it_fits_and_keeps_the_schema() -> None:
+    big = Outer(
+        title="Předmět " * 3_000,
+        inner=[Inner(name=f"n{i}", tags=["štítek" * 20] * 30) for i in range(100)],
+        count=7,
+    )
+    assert budget.size(big) > budget.RESULT_BUDGET
+    small = budget.shrink(big)
+    assert budget.size(small) <= budget.RESULT_BUDGET
+    assert isinstance(small, Outer) and small.count == 7
+    assert small.title.endswith(budget.CUT_MARK) or small.title == big.title
+    assert [i.name for i in small.inner] == [f"n{i}" for i in range(len(small.inner))], "lists lose their tail"
+    assert budget.shrink(small) is small, "a result within the budget is returned as it is"
+
+
+def test_with_text_leaves_room_for_the_text() -> None:
+    crowded = Outer(title="", inner=[Inner(name="a" * 500, tags=["b" * 100] * 10) for _ in range(100)], count=1)
+    text = "Tělo zprávy.\n" * 10_000
+    fitted = budget.with_text(crowded, "title", text)
+    assert budget.size(fitted) <= budget.RESULT_BUDGET
+    assert text.startswith(fitted.title) and budget.json_length(fitted.title) >= budget.BODY_ROOM - 50
