@@ -8,16 +8,20 @@ attachment on a slow line is not cut during DATA (README, "Limits of one call").
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import aiosmtplib
 import pytest
 from toolcalls import Call, ok
 
 from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail import deadline
+from mcp_multi_gmail.gmail import smtp
+from mcp_multi_gmail.mail import send as send_module
 from mcp_multi_gmail.mail.journal import SendJournal
 from mcp_multi_gmail.runtime import Runtime
 from support import wait_until
@@ -132,3 +136,60 @@ def test_the_upload_allowance_is_one_second_per_32_kib() -> None:
     assert deadline.upload_allowance_s(32 * 1024) == 1.0
     # A 10 MB attachment (about 13.7 MB as sent) gets more than the ~55 s it takes at 2 Mbit/s.
     assert deadline.upload_allowance_s(13_700_000) > 55 * 4
+
+
+async def test_a_quit_unanswered_past_the_deadline_is_still_a_success(
+    emulator: GmailEmulator, sender: Runtime, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Gmail accepted the message (the final 250 of DATA), then its answer to QUIT never comes: neither
+    # the deadline nor the dropped QUIT may turn the accepted send into an error.
+    real_quit = aiosmtplib.SMTP.quit
+    quits: list[float | None] = []
+
+    async def silent_quit(self: aiosmtplib.SMTP, *, timeout: Any = None) -> Any:
+        quits.append(timeout)
+        if len(quits) > 1:  # the first QUIT ends the port's login probe
+            await asyncio.wait_for(asyncio.sleep(3 * TIMEOUT_S), timeout)  # as aiosmtplib's own timeout
+        return await real_quit(self)
+
+    monkeypatch.setattr(aiosmtplib.SMTP, "quit", silent_quit)
+    emulator.set_knobs(sent_filing_delay_s=0.5)
+    data, took = await send(call, sender)
+    assert took < TIMEOUT_S
+    assert quits[-1] == smtp.QUIT_AFTER_ACCEPTANCE_S  # QUIT after acceptance waits only briefly
+    assert data["sent_copy"]["saved"] is True and data["sent_copy"]["filed_by"] == "gmail"
+    one_delivery(emulator, sender, data["message_id"])
+
+
+async def test_a_quit_unanswered_until_the_deadline_is_still_a_success(
+    emulator: GmailEmulator, sender: Runtime, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same with QUIT's own short timeout out of the way: the deadline passes during QUIT.
+    real_quit = aiosmtplib.SMTP.quit
+    quits = 0
+
+    async def silent_quit(self: aiosmtplib.SMTP, *, timeout: Any = None) -> Any:
+        nonlocal quits
+        quits += 1
+        if quits > 1:
+            await asyncio.sleep(3 * TIMEOUT_S)
+        return await real_quit(self)
+
+    monkeypatch.setattr(aiosmtplib.SMTP, "quit", silent_quit)
+    data, took = await send(call, sender)
+    assert TIMEOUT_S - 1 < took < TIMEOUT_S + 4
+    not_confirmed(data["sent_copy"])
+    one_delivery(emulator, sender, data["message_id"])
+
+
+async def test_a_surprise_while_looking_for_the_sent_copy_is_still_a_success(
+    emulator: GmailEmulator, sender: Runtime, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("a bug in the Sent lookup")
+
+    monkeypatch.setattr(send_module, "_verify_sent_copy", broken)
+    data, _took = await send(call, sender)
+    assert data["sent_copy"]["saved"] is False and "RuntimeError" in data["sent_copy"]["error"]
+    assert "must NOT be sent again" in data["warning"]
+    one_delivery(emulator, sender, data["message_id"])

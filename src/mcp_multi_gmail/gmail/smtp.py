@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 # Both are shortened to what is left of the call's deadline.
 CONNECT_TIMEOUT_S = 10.0
 SOCKET_TIMEOUT_S = 60.0
+# Once Gmail accepted the message, QUIT is only politeness: a slow answer to it must not hold the call.
+QUIT_AFTER_ACCEPTANCE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,24 @@ def refusal_error(account: str, failure: SendFailed) -> MailError:
     )
 
 
+async def _quit(client: aiosmtplib.SMTP, *, accepted: bool) -> None:
+    """End a submission politely; after acceptance only briefly, and the deadline just drops the line."""
+    import aiosmtplib
+
+    if not client.is_connected:
+        return
+    try:
+        if accepted:
+            await client.quit(timeout=QUIT_AFTER_ACCEPTANCE_S)
+        else:
+            await client.quit()
+    except (aiosmtplib.SMTPException, OSError, TimeoutError):
+        client.close()
+    except asyncio.CancelledError:
+        client.close()  # the call's deadline during QUIT: drop the line
+        raise
+
+
 async def submit(
     endpoint: Endpoint,
     gmail_port: int,
@@ -193,12 +213,15 @@ async def submit(
     data: bytes,
     *,
     before_data: Callable[[], object] | None = None,
+    on_accepted: Callable[[Submission], object] | None = None,
 ) -> Submission:
     """One submission attempt through one port, stage by stage, so a failure says whether the
     message may have gone. Never retried here: a broken DATA may still have been accepted.
 
     `before_data` runs after the recipients were accepted and before the message's bytes go out
-    (the send journal is written there); if it raises, nothing is sent."""
+    (the send journal is written there); if it raises, nothing is sent. `on_accepted` runs as soon as
+    Gmail's final 250 of DATA has come, before the QUIT (it must not raise): from then on the send is a
+    success, even if the call's deadline passes while QUIT waits for its answer."""
     import aiosmtplib
 
     client = _client(endpoint, gmail_port)
@@ -207,6 +230,7 @@ async def submit(
     rejected: list[str] = []
     refusals: dict[str, str] = {}
     codes: list[int] = []
+    submission: Submission | None = None
     try:
         await client.connect(timeout=deadline.remaining(CONNECT_TIMEOUT_S))
         stage = "login"
@@ -237,6 +261,9 @@ async def submit(
         # aiosmtplib's timeout covers the whole upload and Gmail's answer: it grows with the size.
         upload_s = SOCKET_TIMEOUT_S + deadline.upload_allowance_s(len(data))
         response = await client.data(data, timeout=deadline.remaining(upload_s))
+        submission = Submission(accepted, rejected, _one_line(response.code, response.message), refusals)
+        if on_accepted is not None:
+            on_accepted(submission)
     except asyncio.CancelledError:
         client.close()  # the call's deadline: drop the line, the caller reports what was known
         raise
@@ -249,9 +276,6 @@ async def submit(
         maybe = stage == "data"
         raise SendFailed(stage, _reason(error), maybe_sent=maybe, accepted=accepted, rejected=rejected) from None
     finally:
-        if client.is_connected:
-            try:
-                await client.quit()
-            except (aiosmtplib.SMTPException, OSError, TimeoutError):
-                client.close()
-    return Submission(accepted, rejected, _one_line(response.code, response.message), refusals)
+        await _quit(client, accepted=submission is not None)
+    assert submission is not None  # every other way out of the try raised
+    return submission

@@ -7,6 +7,7 @@ instead of delivering the message again.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ from .outgoing import (
 )
 from .results import SendResult, SentCopy
 from .session import in_session
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # compose loads at the first send, not at start-up
     from ..gmail.compose import Composed
@@ -201,6 +204,16 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
     port = await _choose_port(runtime, account)
     # A big message on a slow line takes its time in DATA: the deadline grows with the upload.
     deadline.extend(deadline.upload_allowance_s(len(composed.smtp_data)))
+
+    def accepted(submission: smtp.Submission) -> None:
+        # Gmail's final 250: from here on the call is a success, even if its deadline passes during the
+        # QUIT that follows or ends the wait for Sent.
+        runtime.handed_over.add((account.name, composed.message_id))
+        deadline.with_progress(lambda progress: _accepted(progress, composed.message_id))
+        deadline.settle(
+            lambda: _result(account, prepared, composed, submission, port, _not_confirmed(None, None), extra=[])
+        )
+
     try:
         submission = await smtp.submit(
             runtime.endpoint,
@@ -211,6 +224,7 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
             composed.envelope_recipients,
             composed.smtp_data,
             before_data=lambda: journal.record(account.name, composed.message_id),
+            on_accepted=accepted,
         )
     except smtp.SendFailed as failure:
         if not failure.maybe_sent:
@@ -231,12 +245,6 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
         )
         return _result(account, prepared, composed, submission, port, filed, extra=[broke])
 
-    runtime.handed_over.add((account.name, composed.message_id))
-    deadline.with_progress(lambda progress: _accepted(progress, composed.message_id))
-    # Gmail's final 250: from here on the call is a success, even if its deadline ends the wait for Sent.
-    deadline.settle(
-        lambda: _result(account, prepared, composed, submission, port, _not_confirmed(None, None), extra=[])
-    )
     sent_copy = await _sent_copy(runtime, account, composed, append=True)
     return _result(account, prepared, composed, submission, port, sent_copy, extra=[])
 
@@ -304,6 +312,9 @@ async def _sent_copy(runtime: Runtime, account: Account, composed: Composed, *, 
     except MailError as error:
         # A missing copy never turns into a send failure: the message went out.
         return SentCopy(saved=False, filed_by=None, folder=None, uid=None, error=error.message)
+    except Exception as error:  # not even a surprise (a bug, a library error) turns it into a send failure
+        logger.exception("looking for the Sent copy of <%s> failed unexpectedly", composed.message_id)
+        return SentCopy(saved=False, filed_by=None, folder=None, uid=None, error=f"{type(error).__name__}: {error}")
 
 
 def _not_reached(submission: smtp.Submission) -> str:
