@@ -303,17 +303,33 @@ def survey(out: Path) -> Previous:
     return previous
 
 
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
 def _swap(out: Path, staging: Path, previous: Previous) -> None:
-    """Replace the previous program by the staged build; the kept files are never touched."""
+    """Replace the previous program by the staged build; the kept files are never touched.
+
+    Stopped at any point (Ctrl+C, a crash), the folder still shows an earlier build to the next run's
+    `survey`: the previous build's mark (`pyproject.toml`, 1.5.0's `mcp-multi-gmail.mjs`) goes last,
+    and the new `SHA256SUMS`, which lists every new name, comes first."""
     out.mkdir(parents=True, exist_ok=True)
+    incoming = sorted(staging.iterdir(), key=lambda p: (p.name != "SHA256SUMS", p.name == "pyproject.toml", p.name))
+    names = {p.name for p in incoming}
+    marks = ("pyproject.toml", NODE_PROGRAM)
     for name in previous.program:
-        path = out / name
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        elif path.exists() or path.is_symlink():
-            path.unlink()
-    for path in sorted(staging.iterdir()):
-        os.replace(path, out / path.name)
+        if name not in names and name not in marks:
+            _remove(out / name)
+    for path in incoming:
+        target = out / path.name
+        if path.is_dir() or (target.is_dir() and not target.is_symlink()):
+            _remove(target)  # os.replace puts a file over a file at once, but a folder over nothing only
+        os.replace(path, target)
+    if NODE_PROGRAM in previous.program and NODE_PROGRAM not in names:
+        _remove(out / NODE_PROGRAM)
 
 
 def _report(out: Path, previous: Previous, installed: Sequence[str]) -> None:

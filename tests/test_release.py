@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -281,6 +282,75 @@ def node_addon(vault: Path, kind: str = ".doplnky") -> Path:
     (addon / "wait.owner").write_text("48211 1759900000000 k2v9q1x", encoding="utf-8")
     (addon / "wait-known.json").write_text('{"version": 1, "known": {}}', encoding="utf-8")
     return addon
+
+
+def staged_build(folder: Path, version: str) -> Path:
+    """A build laid out as `assemble` writes it (only its top-level shape matters to the swap)."""
+    files = {
+        "CHANGELOG.md": "c",
+        "LICENSE": "l",
+        "NOTICE": "n",
+        "README.md": "r",
+        "docs/pro-asistenta.md": "d",
+        "pyproject.toml": f'[project]\nname = "mcp-multi-gmail"\nversion = "{version}"\n',
+        "src/mcp_multi_gmail/__init__.py": "",
+        "uv.lock": "u",
+    }
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    sums = "".join(f"{hashlib.sha256(text.encode()).hexdigest()}  {name}\n" for name, text in sorted(files.items()))
+    (folder / "SHA256SUMS").write_text(sums, encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("earlier", ["1.5.0", "2.x"])
+def test_an_upgrade_stopped_at_any_step_can_be_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, earlier: str
+) -> None:
+    """Ctrl+C or a crash in the middle of replacing the program leaves a folder the next run still
+    recognises as an earlier build (never "not empty and no earlier build"), and that run completes."""
+    script = load_build_script()
+    steps = 0
+    stop_at = 0
+
+    def counted(real: Any) -> Any:
+        def step(*args: Any, **kwargs: Any) -> Any:
+            nonlocal steps
+            steps += 1
+            if steps == stop_at:
+                raise KeyboardInterrupt
+            return real(*args, **kwargs)
+
+        return step
+
+    for stop_at in range(1, 40):
+        steps = 0
+        root = tmp_path / str(stop_at)
+        if earlier == "1.5.0":
+            addon = node_addon(root / "vault")
+        else:
+            addon = staged_build(root / "vault" / ".doplnky" / "mcp-multi-gmail", "2.0.0")
+            (addon / "wait-known.json").write_text("{}", encoding="utf-8")
+        staging = staged_build(root / "staging", "2.1.0")
+        previous = script.survey(addon)
+        with monkeypatch.context() as patched:
+            patched.setattr(os, "replace", counted(os.replace))
+            patched.setattr(shutil, "rmtree", counted(shutil.rmtree))
+            patched.setattr(Path, "unlink", counted(Path.unlink))
+            try:
+                script._swap(addon, staging, previous)
+                finished = True
+            except KeyboardInterrupt:
+                finished = False
+        again = script.survey(addon)  # raises BuildError on a folder it cannot account for
+        assert again.builds and "wait-known.json" in again.kept, (stop_at, sorted(os.listdir(addon)))
+        script._swap(addon, staged_build(root / "staging2", "2.1.0"), again)
+        assert script._version_2x(addon / "pyproject.toml") == "2.1.0"
+        assert not (addon / "mcp-multi-gmail.mjs").exists()
+        if finished:
+            break
+    assert finished  # the loop reached a swap that nothing stopped
 
 
 def mail_for(address: str) -> EmailMessage:
