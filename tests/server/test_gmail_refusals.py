@@ -202,3 +202,19 @@ def test_refusal_texts_as_recorded(text: str, code: str, retryable: bool, kind: 
             assert retryable
             continue
         assert (refused.code, refused.retryable, refused.kind) == (code, retryable, kind)
+
+
+async def test_an_smtp_web_login_demand_met_while_choosing_the_port_stays_not_retryable(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+) -> None:
+    """Without smtp_port the send first probes the ports; Gmail's demand for a browser sign-in there
+    is the same refusal as at the send itself: not retryable, said once that nothing was sent."""
+    entry = {"name": "o", "address": ME, "password": PASSWORD, "can_send": True}  # no smtp_port: a probe
+    runtime = make_runtime(write_config([entry]))
+    emulator.add_smtp_fault(SmtpFault(stage="auth", action="web_login", times=-1))
+    body = await error(
+        call, runtime, "mg_send_message", account="o", to=["petr@partner.example"], subject="S", body="B"
+    )
+    assert (body["code"], body["retryable"]) == ("upstream_error", False)
+    assert "web browser" in body["message"] and body["message"].count("Nothing was sent") == 1
+    assert emulator.outbox() == []

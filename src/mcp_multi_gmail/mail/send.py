@@ -170,8 +170,12 @@ async def _choose_port(runtime: Runtime, account: Account) -> int:
             account.name, account.address, account.password, runtime.endpoint, smtp.probe_order(None, None)
         )
     except MailError as error:
-        if error.code == "upstream_error":
-            raise MailError(error.code, f"{error.message} Nothing was sent.", retryable=True) from None
+        if error.code == "upstream_error" and "Nothing was sent" not in error.message:
+            # A port that cannot be reached: passing. A refusal keeps its own class (a demand to sign
+            # in through a browser is not retryable) and already says that nothing was sent.
+            raise MailError(
+                error.code, f"{error.message} Nothing was sent.", retryable=error.retryable, kind=error.kind
+            ) from None
         raise
     runtime.smtp_ports[account.name] = port
     return port
