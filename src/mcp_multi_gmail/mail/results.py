@@ -419,7 +419,13 @@ class ThreadLabelChange(LabelChange):
     classification_after: list[str]
     replaced: list[str]
     threads: list[ThreadOutcome] = Field(
-        description="One outcome per thread asked for. With thread_ids, `messages` lists only failed messages"
+        description="One outcome per thread asked for (see threads_omitted). With thread_ids, `messages` lists "
+        "only failed messages"
+    )
+    threads_omitted: int = Field(
+        default=0,
+        description="Thread outcomes left out of `threads` to keep the result within its 40 000-character budget: "
+        "only changed/already ones; every not_found/failed thread is listed, first",
     )
 
 
