@@ -36,7 +36,8 @@ def register(server: MCPServer, runtime: Runtime, instructions: Callable[[Config
         """List every configured mailbox with its settings (never its password): short name, address,
         pass scope, the processed label and the classification labels with their meanings (choose a
         category by its meaning), sending rights, allowed recipients, signatures and aliases; also
-        the start-up warnings. With `verify: true` every login is checked at once; the outcome is in
+        the start-up warnings (meanings too long for the 40 000-character result end in "…[cut]"; every
+        mailbox is listed). With `verify: true` every login is checked at once; the outcome is in
         `failures`, beside the results, never instead of them. Never an error result, except
         `config_invalid` while the configuration has not loaded (repair mode)."""
         return await accounts.list_accounts(runtime, verify)
