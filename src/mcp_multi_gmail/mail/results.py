@@ -76,8 +76,8 @@ class ReloadResult(BaseModel):
     next: str
     instructions: str | None = Field(
         default=None,
-        description="Only when this reload ended repair mode: the server instructions for the loaded "
-        "configuration (the ones given at start described the problem instead). Follow them.",
+        description="Only when this reload ended repair mode or changed them: the server instructions for "
+        "the loaded configuration (they replace the ones given at start). Follow them.",
     )
 
 
