@@ -82,3 +82,20 @@ async def test_reload_refuses_them_and_keeps_the_running_settings(
         assert error is not None and error["code"] == "config_invalid", (name, error)
         assert "Unexpected failure" not in error["message"]
     assert runtime.config is before
+
+
+@pytest.mark.parametrize("which", ["config", "passwords"])
+def test_brackets_nested_too_deep_are_a_report_not_a_crash(tmp_path: Path, which: str) -> None:
+    """json.loads raises RecursionError past about a thousand levels: the start would crash before
+    repair mode could show anything. It is a report like any other unreadable file."""
+    deep = '{"a":' * 5000 + "1" + "}" * 5000
+    passwords = tmp_path / "hesla.json"
+    passwords.write_text(deep if which == "passwords" else json.dumps({"o": CANARY_GROUPED}), encoding="utf-8")
+    body = {"accounts": [{"name": "o", "address": ME}], "passwords_file": str(passwords)}
+    path = tmp_path / "multigmail.json"
+    path.write_text(deep if which == "config" else json.dumps(body), encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        load_config(path)
+    expected = "vnořené příliš hluboko" if which == "config" else "soubor hesel"
+    assert expected in str(refused.value)
+    assert CANARY_GROUPED not in str(refused.value)

@@ -54,6 +54,8 @@ def _read_json(path: Path) -> object:
         position = f" (řádek {exc.lineno}, sloupec {exc.colno})"
     except UnicodeDecodeError:
         position = " (soubor není v kódování UTF-8)"
+    except RecursionError:  # hundreds of nested brackets: a report (repair mode), never a crash at start
+        position = " (hodnoty jsou vnořené příliš hluboko)"
     # The parser's own message is left out on purpose: it can quote text around the fault.
     raise ConfigError(
         f"Nastavení `{path}` není platný JSON{position}. Zkontrolujte uvozovky kolem textů a čárky "

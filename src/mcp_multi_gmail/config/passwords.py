@@ -46,8 +46,8 @@ def read_passwords_file(path: Path, problems: Problems) -> PasswordsFile:
     data: object = None
     try:
         data = json.loads(raw.decode("utf-8").removeprefix("\ufeff"))
-    except ValueError:  # JSONDecodeError and UnicodeDecodeError; their text may quote a password
-        data = None
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError (their text may quote a
+        data = None  # password), brackets nested too deep
     if not isinstance(data, dict):
         problems.add(
             f'soubor hesel `{path}` není platný JSON tvaru {{"jmeno-schranky": "heslo"}} '

@@ -9,6 +9,7 @@ from ..config import Account, Config, ConfigError, load_config
 from ..errors import MailError
 from ..gmail import imap, smtp
 from ..runtime import WARNING_PREFIX, Runtime, report_lines, start_warnings
+from . import budget
 from .results import (
     AccountFailure,
     AccountInfo,
@@ -94,7 +95,7 @@ async def list_accounts(runtime: Runtime, verify: bool) -> ListAccountsResult:
         confirm_sends=config.confirm_sends,
     )
     if not verify:
-        return result
+        return _fit(result)
     # Every login check runs at once: the slowest mailbox sets the pace, not the sum.
     imap_checks = [_verify_imap(runtime, a) for a in config.accounts]
     smtp_checks = [_verify_smtp(runtime, a) for a in config.accounts if a.can_send]
@@ -104,7 +105,44 @@ async def list_accounts(runtime: Runtime, verify: bool) -> ListAccountsResult:
             result.failures.append(outcome)
         elif isinstance(outcome, SmtpPort):
             result.smtp.append(outcome)
-    return result
+    return _fit(result)
+
+
+def _cap(text: str | None, limit: int) -> str | None:
+    return text if text is None or len(text) <= limit else text[:limit].rstrip() + budget.CUT_MARK
+
+
+def _fit(result: ListAccountsResult) -> ListAccountsResult:
+    """Within the result budget: the label meanings and alias purposes (the only long free texts
+    here) are cut to one common length, ending in CUT_MARK, rather than the last resort leaving
+    whole mailboxes out of the list, which the instructions send the assistant to for them."""
+    if budget.size(result) <= budget.RESULT_BUDGET:
+        return result
+
+    def capped(limit: int) -> ListAccountsResult:
+        accounts = [
+            info.model_copy(
+                update={
+                    "classification_labels": {
+                        label: _cap(meaning, limit) for label, meaning in info.classification_labels.items()
+                    },
+                    "aliases": [a.model_copy(update={"purpose": _cap(a.purpose, limit)}) for a in info.aliases],
+                }
+            )
+            for info in result.accounts
+        ]
+        return result.model_copy(update={"accounts": accounts})
+
+    texts = [m for info in result.accounts for m in info.classification_labels.values()]
+    texts += [a.purpose for info in result.accounts for a in info.aliases if a.purpose]
+    low, high = 0, max((len(t) for t in texts), default=0)
+    while low < high:  # the longest common length that fits (shorter texts stay whole)
+        middle = (low + high + 1) // 2
+        if budget.size(capped(middle)) <= budget.RESULT_BUDGET:
+            low = middle
+        else:
+            high = middle - 1
+    return capped(low)  # when even that is too large, the tools' last resort takes over
 
 
 def reload_config(runtime: Runtime) -> ReloadResult:

@@ -281,7 +281,7 @@ def _label_threads(
         )
     ok = sum(1 for m in messages if m.outcome in ("changed", "already"))
     first = outcomes[0]
-    return fit_outcomes(
+    change = fit_outcomes(
         ThreadLabelChange(
             account=account.name,
             label=label,
@@ -297,6 +297,23 @@ def _label_threads(
             threads=outcomes,
         )
     )
+    return fit_threads(change)
+
+
+def fit_threads(change: ThreadLabelChange) -> ThreadLabelChange:
+    """Within the result budget, as fit_outcomes does for messages: when every thread's outcome does
+    not fit, the not_found/failed ones come first and whole, then as many successes as fit
+    (threads_omitted counts the rest), rather than the last resort cutting the list's end unsaid."""
+    if budget.size(change) <= budget.RESULT_BUDGET:
+        return change
+    trouble = [t for t in change.threads if t.outcome not in ("changed", "already")]
+    fine = [t for t in change.threads if t.outcome in ("changed", "already")]
+
+    def result_for(count: int) -> ThreadLabelChange:
+        shown = fine[: count - 1] if count else []
+        return change.model_copy(update={"threads": trouble + shown, "threads_omitted": len(fine) - len(shown)})
+
+    return result_for(budget.longest_page(result_for, len(fine) + 1))
 
 
 def _message_id(item: Fetched) -> str | None:

@@ -76,8 +76,8 @@ class ReloadResult(BaseModel):
     next: str
     instructions: str | None = Field(
         default=None,
-        description="Only when this reload ended repair mode: the server instructions for the loaded "
-        "configuration (the ones given at start described the problem instead). Follow them.",
+        description="Only when this reload ended repair mode or changed them: the server instructions for "
+        "the loaded configuration (they replace the ones given at start). Follow them.",
     )
 
 
@@ -419,7 +419,13 @@ class ThreadLabelChange(LabelChange):
     classification_after: list[str]
     replaced: list[str]
     threads: list[ThreadOutcome] = Field(
-        description="One outcome per thread asked for. With thread_ids, `messages` lists only failed messages"
+        description="One outcome per thread asked for (see threads_omitted). With thread_ids, `messages` lists "
+        "only failed messages"
+    )
+    threads_omitted: int = Field(
+        default=0,
+        description="Thread outcomes left out of `threads` to keep the result within its 40 000-character budget: "
+        "only changed/already ones; every not_found/failed thread is listed, first",
     )
 
 

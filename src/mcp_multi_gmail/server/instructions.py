@@ -15,8 +15,8 @@ Per-mailbox label lists and their meanings are not here: they grow with the conf
 instructions instead (`build_repair_instructions`): the two safety rules, the problem and its
 report (shortened to fit), the next step.
 
-The instructions are built once per connection; `mg_reload_config` does not rebuild them
-(`mg_list_accounts` is the current view; leaving repair mode, its result carries them).
+The instructions are given once per connection (Claude Code keeps them); a `mg_reload_config`
+that changes them, or ends repair mode, hands the new text over in its result.
 """
 
 from __future__ import annotations

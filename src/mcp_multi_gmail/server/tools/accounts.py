@@ -36,7 +36,8 @@ def register(server: MCPServer, runtime: Runtime, instructions: Callable[[Config
         """List every configured mailbox with its settings (never its password): short name, address,
         pass scope, the processed label and the classification labels with their meanings (choose a
         category by its meaning), sending rights, allowed recipients, signatures and aliases; also
-        the start-up warnings. With `verify: true` every login is checked at once; the outcome is in
+        the start-up warnings (meanings too long for the 40 000-character result end in "…[cut]"; every
+        mailbox is listed). With `verify: true` every login is checked at once; the outcome is in
         `failures`, beside the results, never instead of them. Never an error result, except
         `config_invalid` while the configuration has not loaded (repair mode)."""
         return await accounts.list_accounts(runtime, verify)
@@ -52,12 +53,16 @@ def register(server: MCPServer, runtime: Runtime, instructions: Callable[[Config
     @within_deadline(runtime)
     async def mg_reload_config() -> ReloadResult:
         """Re-read the configuration file, the passwords file and the signature files. On any problem
-        the running settings stay untouched and the error is `config_invalid`. The server
-        instructions are not rebuilt; mg_list_accounts shows the current state. In repair mode (the
+        the running settings stay untouched and the error is `config_invalid`. When the reload changes
+        the server instructions (first classification labels, a mailbox added) its result carries the
+        new ones in `instructions`; mg_list_accounts shows the current state. In repair mode (the
         configuration did not load at start) a successful reload turns every tool on, no restart
         needed, and its result carries the instructions for the loaded configuration."""
         repairing = runtime.repair is not None
+        before = instructions(runtime.config) if instructions is not None and not repairing else None
         result = accounts.reload_config(runtime)
-        if repairing and instructions is not None:
-            result.instructions = instructions(runtime.config)
+        if instructions is not None:
+            now = instructions(runtime.config)
+            if repairing or now != before:
+                result.instructions = now
         return result

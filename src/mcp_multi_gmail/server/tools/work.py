@@ -108,7 +108,8 @@ def register(server: MCPServer, runtime: Runtime) -> None:
         call: the label goes on every message of each thread, then every other configured
         classification comes off. Only configured classification labels; never the processed label
         (Gmail puts a thread label on later replies too). `threads` gives one outcome per thread
-        (changed/already/not_found/failed); a call with thread_ids changes the threads it found."""
+        (changed/already/not_found/failed; successes that do not fit the 40 000-character result are
+        counted in threads_omitted); a call with thread_ids changes the threads it found."""
         return await labels.label_thread(runtime, account, thread_id, label, add=True, thread_ids=thread_ids)
 
     @server.tool(name="mg_unlabel_thread", title="Unclassify threads", annotations=WRITE)
