@@ -42,7 +42,7 @@ from mcp_multi_gmail.demo.setup import demo_accounts, demo_seed
 from mcp_multi_gmail.launcher import mcp_json_text, mcp_server_entry
 from support import ROOT, gmail_env
 from support.messages_api import Conversation, ToolCall, messages_api, result_text, system_text
-from support.node import exclusive, installed_packages
+from support.node import exclusive, in_ci, installed_packages
 
 PACKAGE = Path(__file__).resolve().parent / "claude_code"
 VERSION = "2.1.197"
@@ -81,7 +81,10 @@ def uv_dirs() -> dict[str, str]:
     """uv's cache and Python folders as the user has them, kept when HOME moves to a temporary one."""
     uv = shutil.which("uv")
     if uv is None:
-        pytest.skip("uv is not on PATH: the vault's .mcp.json starts `uv`")
+        reason = "uv is not on PATH: the vault's .mcp.json starts `uv`"
+        if in_ci():
+            pytest.fail(f"{reason} (CI must run it)", pytrace=False)
+        pytest.skip(reason)
     found: dict[str, str] = {}
     for variable, command in (("UV_CACHE_DIR", ["cache", "dir"]), ("UV_PYTHON_INSTALL_DIR", ["python", "dir"])):
         if os.environ.get(variable):
