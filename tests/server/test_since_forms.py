@@ -62,6 +62,8 @@ REFUSED = [
     "Sep 30 2026 25:00",
     "Sep 30 2026 14",
     "30 Sep 2026 14:00 CET",  # a named zone other than UTC/GMT would be a guess
+    "Tue, 30 Sep 2026 14:00 (CEST)",  # a zone only in a comment: it would be read as UTC
+    "Sep 30 2026 14:00 (CEST)",
     "2026-09-30T14",
     "včera",
     "zítra 8:00",

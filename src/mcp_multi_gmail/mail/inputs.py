@@ -85,12 +85,13 @@ def attachment_id(value: str) -> str:
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _ISO_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}([.,]\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)?")
 # RFC 2822 (RFC 5322 §3.3), as in a Date header: optional day name, day, month, four-digit year,
-# time with or without seconds, a numeric zone or one of the obsolete zone names; a trailing
-# comment such as "(CET)" is allowed. Named zones outside this list would be silently read as UTC.
+# time with or without seconds, a numeric zone or one of the obsolete zone names; a comment such
+# as "(CET)" is allowed only after a zone: alone it would be silently read as UTC. Named zones
+# outside this list would be too, so they are refused.
 _RFC_ZONES = "UT|UTC|GMT|Z|EST|EDT|CST|CDT|MST|MDT|PST|PDT"
 _RFC_2822 = re.compile(
     r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun),\s*)?\d{1,2}\s+[A-Za-z]{3}\s+\d{4}\s+\d{1,2}:\d{2}(?::\d{2})?"
-    rf"(?:\s+(?:[+-]\d{{4}}|{_RFC_ZONES}))?(?:\s*\([^()]*\))?",
+    rf"(?:\s+(?:[+-]\d{{4}}|{_RFC_ZONES})(?:\s*\([^()]*\))?)?",
     re.IGNORECASE,
 )
 # The forms 1.5.0 also took (JavaScript's Date parsing): 2026/09/30, Sep 30 2026, 30 Sep 2026, each
@@ -113,7 +114,7 @@ _MONTH_NAMES = (
 _MONTH = r"(?P<month>[A-Za-z]{3,9})"
 _DAY_NAME = r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?\s+)?"
 _CLOCK = r"(?:\s+(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2}))?)?"
-_ZONE = r"(?:\s*(?P<zone>Z|UTC?|GMT|(?:UTC|GMT)?[+-]\d{2}:?\d{2}))?(?:\s*\([^()]*\))?"
+_ZONE = r"(?:\s*(?P<zone>Z|UTC?|GMT|(?:UTC|GMT)?[+-]\d{2}:?\d{2})(?:\s*\([^()]*\))?)?"
 _LOOSE = (
     re.compile(rf"(?P<year>\d{{4}})/(?P<mon>\d{{1,2}})/(?P<day>\d{{1,2}}){_CLOCK}{_ZONE}", re.IGNORECASE),
     re.compile(rf"{_DAY_NAME}{_MONTH}\s+(?P<day>\d{{1,2}}),?\s+(?P<year>\d{{4}}){_CLOCK}{_ZONE}", re.IGNORECASE),
