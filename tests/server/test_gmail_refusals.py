@@ -139,6 +139,23 @@ async def test_a_limit_met_after_a_change_says_the_change_may_have_been_made(
     assert "Nothing was changed" not in body["message"]
 
 
+@pytest.mark.parametrize("command", ["STORE", "MOVE"])
+async def test_a_limit_met_by_a_write_ends_the_call_with_its_advice(
+    emulator: GmailEmulator, runtime: Runtime, call: Call, command: str
+) -> None:
+    """A refused STORE or MOVE is normally one failed outcome; the transfer limit is not "try again"."""
+    emulator.deliver(ME, MAIL)
+    emulator.add_fault(FaultRule(action="refuse:overquota", match=command))
+    if command == "STORE":
+        body = await error(
+            call, runtime, "mg_label_message", account="o", message_ids=["hi@partner.example"], label="processed"
+        )
+    else:
+        body = await error(call, runtime, "mg_trash_message", account="o", message_id="hi@partner.example")
+    assert (body["code"], body["retryable"]) == ("upstream_error", False)
+    assert "resets within 24 hours" in body["message"]
+
+
 async def test_a_web_login_demand_is_kind_web_login(emulator: GmailEmulator, runtime: Runtime) -> None:
     emulator.add_fault(FaultRule(action="refuse_login:webalert", times=-1))
     refused = session_error(runtime)

@@ -26,7 +26,7 @@ from .. import deadline
 from ..errors import MailError
 from .connections import OPEN, Connections, Gate
 from .endpoint import Endpoint
-from .refusals import THROTTLED, bye_refused, command_refused, login_refused
+from .refusals import THROTTLED, bye_refused, command_refused, is_imap_off, is_overquota, login_refused
 from .special_folders import MailboxKey, SpecialFolders
 
 if TYPE_CHECKING:
@@ -67,6 +67,14 @@ def _text(value: object) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)
+
+
+def _raise_if_it_stops_the_call(error: Exception) -> None:
+    """A refused write is normally one failed outcome (the caller reads the messages back), but
+    Gmail's daily transfer limit and IMAP switched off end the whole call with their own advice."""
+    reason = _gmail_reason(error)
+    if is_overquota(reason) or is_imap_off(reason):
+        raise error
 
 
 def _gmail_reason(error: Exception) -> str:
@@ -413,7 +421,8 @@ class ImapSession:
                 self.client.idle()
         except IMAPClientAbortError:
             raise
-        except IMAPClientError:
+        except IMAPClientError as error:
+            _raise_if_it_stops_the_call(error)
             return False
         return True
 
@@ -498,7 +507,8 @@ class ImapSession:
                     self.client.remove_gmail_labels(batch, labels, silent=True)
             except IMAPClientAbortError:
                 raise
-            except IMAPClientError:
+            except IMAPClientError as error:
+                _raise_if_it_stops_the_call(error)
                 accepted = False  # the other batches still go: the caller reads every message back
         return accepted
 
@@ -517,7 +527,8 @@ class ImapSession:
                     self.client.remove_flags(batch, flags, silent=True)
             except IMAPClientAbortError:
                 raise
-            except IMAPClientError:
+            except IMAPClientError as error:
+                _raise_if_it_stops_the_call(error)
                 accepted = False
         return accepted
 
@@ -570,7 +581,8 @@ class ImapSession:
             self.client.move(uids, target)
         except IMAPClientAbortError:
             raise
-        except IMAPClientError:
+        except IMAPClientError as error:
+            _raise_if_it_stops_the_call(error)
             return False
         return True
 
