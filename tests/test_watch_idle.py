@@ -189,6 +189,22 @@ def test_idle_refused_falls_back_to_polling(
     stop_idlers(idlers, stop)
 
 
+def test_a_passing_refusal_of_idle_is_retried_not_taken_as_idle_refused(
+    emulator: GmailEmulator, config_path: Path, stop: threading.Event
+) -> None:
+    """`NO [UNAVAILABLE]` to one IDLE is Gmail's passing trouble: the next connection idles again."""
+    emulator.add_fault(FaultRule("refuse:unavailable", match="IDLE", times=1))
+    logs: list[str] = []
+    _watcher_unused, plan = _watcher(emulator, config_path, config_path.parent)
+    timings = IdleTimings(backoff_s=(0.01,))
+    [idler] = start_idlers(plan.watched, plan.config, plan.endpoint, threading.Event(), stop, logs.append, timings)
+    wait_until(lambda: idler.active, "IDLE to be held on a new connection")
+    assert not idler.gave_up
+    assert emulator.connections(OSOBNI) == 2
+    assert not any("IDLE odmítl" in line for line in logs), logs
+    stop_idlers([idler], stop)
+
+
 def test_a_connection_that_keeps_dropping_gives_idle_up(
     emulator: GmailEmulator, config_path: Path, stop: threading.Event
 ) -> None:

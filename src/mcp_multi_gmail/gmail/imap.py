@@ -26,7 +26,15 @@ from .. import deadline
 from ..errors import MailError
 from .connections import OPEN, Connections, Gate
 from .endpoint import Endpoint
-from .refusals import THROTTLED, bye_refused, command_refused, is_imap_off, is_overquota, login_refused
+from .refusals import (
+    THROTTLED,
+    bye_refused,
+    command_refused,
+    is_imap_off,
+    is_overquota,
+    is_transient,
+    login_refused,
+)
 from .special_folders import MailboxKey, SpecialFolders
 
 if TYPE_CHECKING:
@@ -411,7 +419,7 @@ class ImapSession:
         return b"IDLE" in {bytes(c).upper() for c in self.client.capabilities()}
 
     def idle_start(self, answer_s: float | None = None) -> bool:
-        """Enter IDLE on the open folder; False when the server refuses it (tagged NO/BAD).
+        """Enter IDLE on the open folder; False when the server refuses it (tagged NO/BAD) for good.
 
         `answer_s`: Gmail's `+ idling` must come within this many seconds, else TimeoutError (dead)."""
         from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
@@ -423,6 +431,8 @@ class ImapSession:
             raise
         except IMAPClientError as error:
             _raise_if_it_stops_the_call(error)
+            if is_transient(_gmail_reason(error)):
+                raise  # [UNAVAILABLE] and the like pass: a failed connection to retry, not IDLE refused
             return False
         return True
 

@@ -57,6 +57,12 @@ def _quoted(reason: str) -> str:
     return f'Gmail answered "{reason}"' if reason else "Gmail gave no reason"
 
 
+def is_transient(text: str) -> bool:
+    """Gmail's passing conditions (an outage, throttling, a busy mailbox): waiting cures them."""
+    upper = text.upper()
+    return any(mark in upper for mark in _TRANSIENT)
+
+
 def is_credential_failure(text: str) -> bool:
     upper = text.upper()
     return any(mark in upper for mark in _CREDENTIALS)
@@ -171,7 +177,7 @@ def command_refused(account: str, reason: str, *, changed: bool = False) -> Mail
         return overquota(account, reason, changed=changed)
     if is_imap_off(reason):
         return imap_off(account, reason)
-    if any(mark in upper for mark in _TRANSIENT):
+    if is_transient(upper):
         return MailError(
             "upstream_error",
             f'Mailbox "{account}": Gmail is temporarily unable to answer ({reason}). Nothing was changed by '
