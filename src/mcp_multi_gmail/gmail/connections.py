@@ -12,7 +12,8 @@ unable to read a request or answer `ping` while Gmail is slow.
 
 Every IMAP connection of the process is also listed in `OPEN`, so that when the client goes (the
 end of stdin) the server can cut the connections still in use and end at once instead of waiting
-for a silent Gmail: SPEC §9, the server exits within 2 s of the end of its stdin.
+for a silent Gmail: the server exits within 2 s of the end of its stdin (docs/architecture.md,
+server/lifetime.py).
 """
 
 from __future__ import annotations
