@@ -2,9 +2,9 @@
 
 The server exits within 2 s of the end of its stdin, whatever is in flight (docs/architecture.md,
 README.en.md "Tools"). The SDK cancels the requests in flight when stdin ends; their IMAP
-sessions run on worker threads, which a cancelled task cannot stop, and the interpreter waits for those threads at exit. A stalled
-Gmail would keep the process alive for the call's deadline and the LOGOUT wait. So when the client
-goes, every connection still in use is cut: a blocked read wakes with an error, its thread closes
+sessions run on worker threads, which a cancelled task cannot stop, and the interpreter waits for
+those threads at exit. A stalled Gmail would keep the process alive for the call's deadline and
+the LOGOUT wait. So when the client goes, every connection still in use is cut: a blocked read wakes with an error, its thread closes
 the socket and ends. A send whose bytes went to Gmail needs nothing more: its entry was written to
 the send journal (and fsync'd) before DATA and is only removed when Gmail refused the message
 before DATA.
