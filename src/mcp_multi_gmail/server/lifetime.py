@@ -1,13 +1,13 @@
 """The stdio server's life: it serves until its client closes stdin, then ends at once.
 
 The server exits within 2 s of the end of its stdin, whatever is in flight (docs/architecture.md,
-README.en.md "Tools"). The SDK cancels the requests in flight when stdin ends; their IMAP
-sessions run on worker threads, which a cancelled task cannot stop, and the interpreter waits for
-those threads at exit. A stalled Gmail would keep the process alive for the call's deadline and
-the LOGOUT wait. So when the client goes, every connection still in use is cut: a blocked read wakes with an error, its thread closes
-the socket and ends. A send whose bytes went to Gmail needs nothing more: its entry was written to
-the send journal (and fsync'd) before DATA and is only removed when Gmail refused the message
-before DATA.
+README.en.md "Tools"). The SDK cancels the requests in flight when stdin ends; their IMAP sessions
+run on worker threads, which a cancelled task cannot stop, and the interpreter waits for those
+threads at exit. A stalled Gmail would keep the process alive for the call's deadline and the
+LOGOUT wait. So when the client goes, every connection still in use is cut: a blocked read wakes
+with an error, its thread closes the socket and ends. A send whose bytes went to Gmail needs
+nothing more: its entry was written to the send journal (and fsync'd) before DATA and is only
+removed when Gmail refused the message before DATA.
 
 Then the process leaves without the interpreter's own teardown: with a few hundred modules
 loaded that alone took about a second on a busy machine, and nothing in it matters to a server
