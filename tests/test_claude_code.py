@@ -39,10 +39,11 @@ from mcp import Client, StdioServerParameters
 
 from gmail_emulator import GmailEmulator, Knobs
 from mcp_multi_gmail.demo.setup import demo_accounts, demo_seed
-from mcp_multi_gmail.launcher import mcp_json_text, mcp_server_entry
-from support import ROOT, gmail_env
+from mcp_multi_gmail.launcher import mcp_server_entry
+from support import gmail_env
 from support.messages_api import Conversation, ToolCall, messages_api, result_text, system_text
 from support.node import exclusive, in_ci, installed_packages
+from support.release import build_release_vault
 
 PACKAGE = Path(__file__).resolve().parent / "claude_code"
 VERSION = "2.1.197"
@@ -158,26 +159,11 @@ def mailboxes(workdir: Path) -> GmailEmulator:
 
 def make_vault(folder: Path) -> Path:
     """The README's vault layout with the release build and the README's .mcp.json."""
-    root = (folder / "vault").resolve()
-    (root / ".miladka").mkdir(parents=True)
-    (root / ".miladka" / "VERSION").write_text("2.1\n", encoding="utf-8")
-    (root / "system").mkdir()
     accounts = demo_accounts()
-    (root / CONFIG).write_text(json.dumps({"accounts": accounts}, ensure_ascii=False, indent=2), encoding="utf-8")
+    root = build_release_vault((folder / "vault").resolve(), accounts)
     broken = {"accounts": accounts, BROKEN_KEY: "5m"}
     (root / BROKEN_CONFIG).write_text(json.dumps(broken, ensure_ascii=False, indent=2), encoding="utf-8")
-    (root / ".mcp.json").write_text(mcp_json_text(), encoding="utf-8")
     (root / SUBFOLDER).mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")}
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "build_release.py"), "--vault", str(root)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
     return root
 
 

@@ -20,6 +20,7 @@ from mcp import Client, StdioServerParameters
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.launcher import LAUNCHER_CODE, mcp_json_text, mcp_server_entry, server_args
 from support import ROOT, gmail_env
+from support.release import build_release_vault
 
 # Reports cwd, argv, the stdin it read to its end and VIRTUAL_ENV; exits with FAKE_UV_EXIT.
 FAKE_UV = """\
@@ -182,23 +183,8 @@ def shell_env(emulator: GmailEmulator) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def release_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The README's layout: .miladka/VERSION, system/multigmail.json, .mcp.json, the release build."""
-    vault = tmp_path_factory.mktemp("launcher") / "vault"
-    (vault / ".miladka").mkdir(parents=True)
-    (vault / ".miladka" / "VERSION").write_text("2.1\n", encoding="utf-8")
-    (vault / "system").mkdir()
-    (vault / "system" / "multigmail.json").write_text(json.dumps({"accounts": [MAILBOX]}), encoding="utf-8")
-    (vault / ".mcp.json").write_text(mcp_json_text(), encoding="utf-8")
+    vault = build_release_vault(tmp_path_factory.mktemp("launcher") / "vault", [MAILBOX])
     (vault / "denik" / "2026").mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")}
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "build_release.py"), "--vault", str(vault)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
     return vault
 
 

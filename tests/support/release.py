@@ -1,0 +1,38 @@
+"""A vault laid out as the README describes, with the release build installed by
+scripts/build_release.py (what test_launcher.py and test_claude_code.py start the server from)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcp_multi_gmail.launcher import mcp_json_text
+from support.paths import ROOT
+
+CONFIG = Path("system") / "multigmail.json"
+BUILD_TIMEOUT_S = 300
+
+
+def build_release_vault(root: Path, accounts: list[dict[str, Any]]) -> Path:
+    """`root` as the README's vault: .miladka/VERSION, system/multigmail.json with `accounts`, the
+    README's .mcp.json, and the release build in its add-on folder (AssertionError when the build fails)."""
+    (root / ".miladka").mkdir(parents=True)
+    (root / ".miladka" / "VERSION").write_text("2.1\n", encoding="utf-8")
+    (root / "system").mkdir()
+    (root / CONFIG).write_text(json.dumps({"accounts": accounts}, ensure_ascii=False, indent=2), encoding="utf-8")
+    (root / ".mcp.json").write_text(mcp_json_text(), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build_release.py"), "--vault", str(root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=BUILD_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return root
