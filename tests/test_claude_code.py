@@ -25,7 +25,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
@@ -43,7 +42,7 @@ from mcp_multi_gmail.launcher import mcp_server_entry
 from support import gmail_env
 from support.messages_api import Conversation, ToolCall, messages_api, result_text, system_text
 from support.node import exclusive, in_ci, installed_packages
-from support.release import build_release_vault
+from support.release import build_release_vault, user_shell_env
 
 PACKAGE = Path(__file__).resolve().parent / "claude_code"
 VERSION = "2.1.197"
@@ -99,14 +98,7 @@ def uv_dirs() -> dict[str, str]:
 
 def claude_env_base() -> dict[str, str]:
     """A user's shell (no outer venv, no MG_*, nothing of an outer Claude Code) with the updater off."""
-    venv_bin = str(Path(sys.prefix) / ("Scripts" if os.name == "nt" else "bin"))
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("MG_", "CLAUDE", "ANTHROPIC"))
-        and k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", "PYTHONPATH", "MCP_TIMEOUT")
-    }
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
+    env = user_shell_env(drop_prefixes=("CLAUDE", "ANTHROPIC"), drop=("MCP_TIMEOUT",))
     env.update(DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1")
     return env
 

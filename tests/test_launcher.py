@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.launcher import LAUNCHER_CODE, mcp_json_text, mcp_server_entry, server_args
 from support import ROOT, gmail_env
-from support.release import build_release_vault
+from support.release import build_release_vault, user_shell_env
 
 # Reports cwd, argv, the stdin it read to its end and VIRTUAL_ENV; exits with FAKE_UV_EXIT.
 FAKE_UV = """\
@@ -169,9 +169,7 @@ def test_docs_give_the_generated_mcp_json(doc: str) -> None:
 
 def shell_env(emulator: GmailEmulator) -> dict[str, str]:
     """A user's shell: no outer venv on PATH, no MG_* left over; the emulator as Gmail."""
-    venv_bin = str(Path(sys.prefix) / ("Scripts" if os.name == "nt" else "bin"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MG_") and k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
+    env = user_shell_env()
     uv = shutil.which("uv")
     if uv is None:
         pytest.skip("uv is not on PATH: the .mcp.json entry starts `uv`")

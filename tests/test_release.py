@@ -32,6 +32,7 @@ from mcp_multi_gmail.layout import GUARD_MESSAGE, check_location
 from mcp_multi_gmail.startup import repair_line
 from mcp_multi_gmail.watch.loop import NEW_MAIL_ADVICE
 from support import ROOT, gmail_env
+from support.release import user_shell_env
 
 BUILD_SCRIPT = ROOT / "scripts" / "build_release.py"
 # The watcher's and the send journal's files in the add-on folder: every upgrade keeps them.
@@ -108,13 +109,7 @@ def find_uv() -> list[str]:
 
 def shell_env(emulator: GmailEmulator | None = None) -> dict[str, str]:
     """The caller's environment as a user's shell has it: no outer venv, no MG_* left over."""
-    venv_bin = str(Path(sys.prefix) / ("Scripts" if os.name == "nt" else "bin"))
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("MG_") and k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", "PYTHONPATH")
-    }
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
+    env = user_shell_env()
     if emulator is not None:
         env.update(gmail_env(emulator))
     return env

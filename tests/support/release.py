@@ -1,5 +1,5 @@
-"""A vault laid out as the README describes, with the release build installed by
-scripts/build_release.py (what test_launcher.py and test_claude_code.py start the server from)."""
+"""The release as a user has it: a vault laid out as the README describes, with the release build
+installed by scripts/build_release.py, and the environment of the user's shell that starts it."""
 
 from __future__ import annotations
 
@@ -36,3 +36,14 @@ def build_release_vault(root: Path, accounts: list[dict[str, Any]]) -> Path:
     )
     assert done.returncode == 0, done.stderr
     return root
+
+
+def user_shell_env(*, drop_prefixes: tuple[str, ...] = (), drop: tuple[str, ...] = ()) -> dict[str, str]:
+    """The caller's environment as a user's shell has it: no outer venv (neither VIRTUAL_ENV,
+    UV_PROJECT_ENVIRONMENT nor the venv's bin on PATH), no PYTHONPATH, no MG_* left over; nor any
+    variable named in `drop` or starting with one of `drop_prefixes`."""
+    venv_bin = str(Path(sys.prefix) / ("Scripts" if os.name == "nt" else "bin"))
+    gone = ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", "PYTHONPATH", *drop)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MG_", *drop_prefixes)) and k not in gone}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
+    return env
