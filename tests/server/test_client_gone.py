@@ -15,7 +15,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
-from stdio_driver import ServerProcess, server_env
+from stdio_driver import ServerProcess, server_env, tool_result
 
 from gmail_emulator import FaultRule, GmailEmulator, SmtpFault
 from mcp_multi_gmail.mail.journal import JOURNAL_FILE
@@ -136,6 +136,6 @@ def test_a_send_handed_to_gmail_stays_in_the_journal_when_the_client_goes(
         reply = again.wait(again.call("mg_send_message", SEND), 60)
     finally:
         again.close()
-    body = json.loads(reply["result"]["content"][0]["text"])["error"]
-    assert body["code"] == "duplicate_send" and "send journal" in body["message"], body
+    failed, body = tool_result(reply)
+    assert failed and body["code"] == "duplicate_send" and "send journal" in body["message"], body
     assert len(emulator.outbox()) == (1 if TAKEN[where] else 0)  # nothing went out a second time
