@@ -10,7 +10,7 @@ plus one long thread and one long message, so results at the schema's maximums a
   (tests/support/messages_api.py): every request Claude Code sends is recorded, which is exactly
   what the model reads. The tests assert on it: the instructions arrived whole, results at the
   schema's maximums arrived inline (not "saved to a file"), an error arrived readable, and a
-  broken configuration's report reached the model (repair mode, SPEC §9).
+  broken configuration's report reached the model (repair mode, docs/pro-asistenta-potize.md).
 
 All Claude Code runs happen once per test run (the `recorded` fixture, shared by the xdist
 workers); each test asserts on one part of the record. Claude Code runs with
@@ -220,7 +220,7 @@ def at_maximums(schema: dict[str, Any], **arguments: Any) -> dict[str, Any]:
     """`arguments` plus every integer argument with a published maximum set to that maximum.
 
     The schema is the one Claude Code handed the model. JSON Schema says `maximum`; `le` is
-    pydantic's name, which the server published before its schemas were made standard (SPEC §9)."""
+    pydantic's name, which the server published before its schemas were made standard (docs/architecture.md)."""
     chosen = dict(arguments)
     for name, prop in schema.get("properties", {}).items():
         bound = prop.get("maximum", prop.get("le"))
@@ -470,7 +470,7 @@ def test_an_error_reaches_the_model_readable(recorded: Recorded) -> None:
 
 
 def test_a_broken_configuration_reaches_the_model(recorded: Recorded) -> None:
-    """Repair mode (SPEC §9): the server on a configuration that does not load still connects; its
+    """Repair mode (docs/pro-asistenta-potize.md): the server on a configuration that does not load still connects; its
     instructions carry the report and the next step, and a mail tool answers config_invalid with it."""
     session = recorded.session
     section = session.instructions_of(BROKEN)

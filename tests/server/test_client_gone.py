@@ -1,7 +1,7 @@
 """The client goes (its end of stdin closes): the server ends at once, whatever is in flight.
 
 Claude Code closes a stdio server's stdin when a session ends; a server that waits for its calls
-to run out lingers for the call deadline and the LOGOUT wait (SPEC §9: within 2 s). Reads in flight
+to run out lingers for the call deadline and the LOGOUT wait (docs/architecture.md: within 2 s). Reads in flight
 are abandoned and their connections closed; a send whose bytes went to Gmail stays in the send
 journal, so a later repeat is refused instead of delivering it twice.
 """

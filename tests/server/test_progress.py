@@ -1,9 +1,9 @@
 """`notifications/progress` on long calls, over stdio, for a request that carries a progressToken.
 
-SPEC §9: a pass or search over "all", batch labelling and a send waiting for its Sent copy tell a
-client that asked how far they are (Claude Code shows it, and each notification resets its idle
-timer). A request without a token gets no notification at all, and no notification ever follows
-the result it belongs to.
+docs/architecture.md (`notify`): a pass or search over "all", batch labelling and a send waiting
+for its Sent copy tell a client that asked how far they are (Claude Code shows it, and each
+notification resets its idle timer). A request without a token gets no notification at all, and no
+notification ever follows the result it belongs to.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The tool list in standard JSON Schema: every client sees the bounds, descriptions carry no source indentation.
 
-SPEC §9: bounds are `minimum`/`maximum` (pydantic's own `ge`/`le` are invisible to a client),
+docs/architecture.md (`schema`): bounds are `minimum`/`maximum` (pydantic's own `ge`/`le` are invisible to a client),
 descriptions carry no docstring indentation, and every published input and output schema is a valid
 JSON Schema 2020-12 document. The published bounds are the ones validation enforces.
 """

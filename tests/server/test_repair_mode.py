@@ -1,4 +1,5 @@
-"""Repair mode: a configuration that does not load no longer ends the server (SPEC §9).
+"""Repair mode: a configuration that does not load no longer ends the server
+(docs/pro-asistenta-potize.md, Režim opravy).
 
 Claude Code shows the user only "failed" for a server that exits at start and files its stderr
 where nobody reads it. Serving on, the report reaches the assistant through the instructions and

@@ -1,6 +1,6 @@
 """Node-based client tests install their pinned npm packages themselves, once, before they run.
 
-`uv run pytest` on a fresh clone must pass with nothing run before it (SPEC §9), so a test that
+`uv run pytest` on a fresh clone must pass with nothing run before it, so a test that
 drives a Node client (tests/ts_client, tests/claude_code) calls `installed_packages(folder)`:
 when `node_modules` does not hold what `package-lock.json` pins, it runs `npm ci` there (into
 the git-ignored `node_modules`). A stamp written after a successful `npm ci` makes later runs
