@@ -212,14 +212,13 @@ def serve(config_arg: str | None) -> int:
 
     layout = detect_layout(project_dir())
     path = config_path(config_arg, os.environ).absolute()
-    project, release = project_dir(), is_release_build()
-    check = check_start(path, project=project, release=release, layout=layout, environ=os.environ)
+    check = check_start(path, project=project_dir(), release=is_release_build(), layout=layout, environ=os.environ)
     runtime = check.runtime
     if runtime is None:
         # Repair mode: Claude Code shows the user only "failed" for a server that exits, and the
         # assistant never learns why. Serving on, the instructions and every mail tool carry the
         # report, and mg_reload_config brings the tools back once the file is fixed.
-        runtime = repair_runtime(path, check, project=project, release=release, layout=layout, environ=os.environ)
+        runtime = repair_runtime(path, check, layout=layout, environ=os.environ)
     for line in check.lines:
         _stderr(line)
 
