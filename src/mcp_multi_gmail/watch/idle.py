@@ -60,7 +60,7 @@ def timings_from(environ: Mapping[str, str]) -> IdleTimings | None:
             key, _, value = item.partition("=")
             field = names[key.strip()]
             numbers = tuple(float(v) for v in value.split("/"))
-            if not numbers or any(n < 0 for n in numbers):
+            if any(n < 0 for n in numbers):  # an empty value already failed float("")
                 return None
             values[field] = numbers if field == "backoff_s" else numbers[0]
     except (KeyError, ValueError):
