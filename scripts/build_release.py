@@ -346,12 +346,20 @@ def _report(out: Path, previous: Previous, installed: Sequence[str]) -> None:
         )
 
 
+def _sha256(path: Path) -> str:
+    """The file's SHA-256 in hex, read in 1 MiB pieces (an archive need not fit in memory)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def write_checksums(out: Path, written: Sequence[Path]) -> Path:
     """SHA256SUMS in the `sha256sum -c` format: `<hex>  <relative path>`, sorted by path."""
     rows = []
     for path in sorted({p.relative_to(out).as_posix() for p in written}):
-        digest = hashlib.sha256((out / path).read_bytes()).hexdigest()
-        rows.append(f"{digest}  {path}\n")
+        rows.append(f"{_sha256(out / path)}  {path}\n")
     target = out / "SHA256SUMS"
     target.write_text("".join(rows), encoding="utf-8", newline="\n")
     return target
@@ -479,7 +487,7 @@ def make_archive(dist: Path) -> Path:
     if installer.resolve() != Path(__file__).resolve():
         shutil.copyfile(Path(__file__), installer)
     for path in (dist / name, installer):
-        update_sums(dist / "SHA256SUMS", path.name, hashlib.sha256(path.read_bytes()).hexdigest())
+        update_sums(dist / "SHA256SUMS", path.name, _sha256(path))
     say(f"Archiv: {dist / name}")
     say(f"Instalátor: {installer} (bez klonu: uv run --no-project python {INSTALLER} --vault <vault> --from {name})")
     say(f"SHA256SUMS: {dist / 'SHA256SUMS'}")
@@ -504,13 +512,10 @@ def verified_archive(archive: Path) -> str:
             expected = parts[0].lower()
     if expected is None:
         raise BuildError(f"{sums} nemá řádek pro {archive.name}, takže archiv nejde ověřit; nic jsem nezměnil")
-    digest = hashlib.sha256()
-    with archive.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    if digest.hexdigest() != expected:
+    digest = _sha256(archive)
+    if digest != expected:
         raise BuildError(
-            f"archiv {archive.name} nesouhlasí se SHA256SUMS (čekal jsem {expected}, má {digest.hexdigest()}); "
+            f"archiv {archive.name} nesouhlasí se SHA256SUMS (čekal jsem {expected}, má {digest}); "
             "je poškozený nebo podvržený. Nic jsem nezměnil; stáhněte archiv i SHA256SUMS znovu."
         )
     return expected
@@ -554,7 +559,7 @@ def unpack(archive: Path, staging: Path) -> str:
     listed: set[str] = set()
     for row in (staging / "SHA256SUMS").read_text(encoding="utf-8").splitlines():
         digest, _, name = row.partition("  ")
-        good = name in files and hashlib.sha256((staging / name).read_bytes()).hexdigest() == digest
+        good = name in files and _sha256(staging / name) == digest
         if not good:
             raise BuildError(f"soubor {name} v archivu {archive.name} nesouhlasí s jeho SHA256SUMS; nic jsem nezměnil")
         listed.add(name)

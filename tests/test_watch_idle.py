@@ -221,7 +221,9 @@ def test_a_connection_that_keeps_dropping_gives_idle_up(
 def test_idle_is_reissued_and_still_wakes(emulator: GmailEmulator, config_path: Path, stop: threading.Event) -> None:
     _watcher_unused, plan = _watcher(emulator, config_path, config_path.parent)
     wake = threading.Event()
-    idler = Idler("osobni", plan.config, plan.endpoint, wake, stop, lambda _line: None, reissue_s=0.3)
+    idler = Idler(
+        "osobni", plan.config, plan.endpoint, wake, stop, lambda _line: None, timings=IdleTimings(reissue_s=0.3)
+    )
     idler.start()
     wait_until(lambda: len(idles_started(emulator)) >= 3, "IDLE issued again")
     assert len(set(idles_started(emulator))) == 1  # DONE and IDLE again on the same connection
@@ -258,7 +260,15 @@ def test_reissue_before_gmails_limit_keeps_one_connection(
     """Each IDLE ends before the drop limit, so one connection idles for longer than the limit."""
     emulator.set_knobs(idle_drop_after_s=0.9)
     _watcher_unused, plan = _watcher(emulator, config_path, config_path.parent)
-    idler = Idler("osobni", plan.config, plan.endpoint, threading.Event(), stop, lambda _line: None, reissue_s=0.3)
+    idler = Idler(
+        "osobni",
+        plan.config,
+        plan.endpoint,
+        threading.Event(),
+        stop,
+        lambda _line: None,
+        timings=IdleTimings(reissue_s=0.3),
+    )
     began = time.monotonic()
     idler.start()
     wait_until(lambda: len(idles_started(emulator)) >= 6, "IDLE re-issued five times")

@@ -183,21 +183,22 @@ def check_config(path: Path) -> int:
 
     Exit 0 when the server would start with it, 1 when not. Connects nowhere."""
     from .migration import migration_notes
-    from .startup import startup_report, summary
+    from .runtime import check_start
+    from .startup import summary
 
     path = path.absolute()
     layout = detect_layout(project_dir())
-    report = startup_report(path, project=project_dir(), release=is_release_build(), layout=layout, environ=os.environ)
-    lines = list(report.lines)
-    if report.config is not None and report.can_start:
-        lines.append(f"V pořádku, server by naběhl: {summary(report.config)}")
+    check = check_start(path, project=project_dir(), release=is_release_build(), layout=layout, environ=os.environ)
+    lines = list(check.lines)
+    if check.runtime is not None:
+        lines.append(f"V pořádku, server by naběhl: {summary(check.runtime.config)}")
     else:
         lines.append("Server by s tímto nastavením nenaběhl.")
     notes = migration_notes(path, layout)
     lines.append("Co se pro toto nastavení mění proti verzi 1.5.0:")
     lines.extend(f"- {note}" for note in notes)
     print("\n".join(lines), flush=True)
-    return 0 if report.can_start else 1
+    return 0 if check.runtime is not None else 1
 
 
 def serve(config_arg: str | None) -> int:
@@ -211,14 +212,13 @@ def serve(config_arg: str | None) -> int:
 
     layout = detect_layout(project_dir())
     path = config_path(config_arg, os.environ).absolute()
-    project, release = project_dir(), is_release_build()
-    check = check_start(path, project=project, release=release, layout=layout, environ=os.environ)
+    check = check_start(path, project=project_dir(), release=is_release_build(), layout=layout, environ=os.environ)
     runtime = check.runtime
     if runtime is None:
         # Repair mode: Claude Code shows the user only "failed" for a server that exits, and the
         # assistant never learns why. Serving on, the instructions and every mail tool carry the
         # report, and mg_reload_config brings the tools back once the file is fixed.
-        runtime = repair_runtime(path, check, project=project, release=release, layout=layout, environ=os.environ)
+        runtime = repair_runtime(path, check, layout=layout, environ=os.environ)
     for line in check.lines:
         _stderr(line)
 

@@ -60,10 +60,14 @@ _WATCH_NOTE = (
 )
 
 
-def _watches(raw: Mapping[str, Any]) -> bool:
+def _some_account(raw: Mapping[str, Any], key: str) -> bool:
+    """Whether any mailbox of the raw configuration sets `key` to true."""
     accounts = raw.get("accounts")
-    watched = isinstance(accounts, list) and any(isinstance(a, dict) and a.get("watch") is True for a in accounts)
-    return watched or "watch_interval" in raw or "watch_hours" in raw
+    return isinstance(accounts, list) and any(isinstance(a, dict) and a.get(key) is True for a in accounts)
+
+
+def _watches(raw: Mapping[str, Any]) -> bool:
+    return _some_account(raw, "watch") or "watch_interval" in raw or "watch_hours" in raw
 
 
 def _show(text: str) -> str:
@@ -165,8 +169,7 @@ def migration_notes(path: Path, layout: AddonLayout | None) -> list[str]:
         else:
             notes.extend(_path_notes(raw, path.parent, f"složky s nastavením {path.parent}"))
         notes.extend(_classification_notes(raw))
-        accounts = raw.get("accounts")
-        if isinstance(accounts, list) and any(isinstance(a, dict) and a.get("can_send") is True for a in accounts):
+        if _some_account(raw, "can_send"):
             notes.extend((_SEND_NOTE, _SEND_CHANGES))
         dirs = raw.get("attachment_dirs")
         if isinstance(dirs, list) and any(isinstance(d, str) and d for d in dirs):

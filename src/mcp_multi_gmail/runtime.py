@@ -130,8 +130,11 @@ class Repair:
 
 @dataclass
 class StartCheck:
-    """`lines` in the order a start prints them; `runtime` is None (and `problem` set) when it cannot start."""
+    """`lines` in the order a start prints them; `runtime` is None (and `problem` set) when it cannot start.
 
+    `recheck` runs the same checks again (what a reload does to end repair mode)."""
+
+    recheck: Callable[[], StartCheck] = field(repr=False)
     lines: list[str] = field(default_factory=list)
     runtime: Runtime | None = None
     problem: Problem | None = None
@@ -147,7 +150,11 @@ def check_start(
     state_dir: Path | None = None,
 ) -> StartCheck:
     """Everything a start checks before serving: location guard → config → warnings. No network."""
-    check = StartCheck()
+    check = StartCheck(
+        recheck=partial(
+            check_start, path, project=project, release=release, layout=layout, environ=environ, state_dir=state_dir
+        )
+    )
     if check_location(project, release=release) is not None:
         check.lines.append(GUARD_MESSAGE)
         check.problem = "guard"
@@ -164,9 +171,7 @@ def check_start(
         return check
     check.lines.extend(start_warnings(runtime.config, runtime.endpoint))
     runtime.warnings = tuple(line.removeprefix(WARNING_PREFIX) for line in check.lines)
-    runtime.recheck = partial(
-        check_start, path, project=project, release=release, layout=layout, environ=environ, state_dir=state_dir
-    )
+    runtime.recheck = check.recheck
     check.runtime = runtime
     return check
 
@@ -192,13 +197,11 @@ def repair_runtime(
     path: Path,
     check: StartCheck,
     *,
-    project: Path,
-    release: bool,
     layout: AddonLayout | None,
     environ: Mapping[str, str],
     state_dir: Path | None = None,
 ) -> Runtime:
-    """A runtime for a server in repair mode: no mailbox, the report, and how to check again."""
+    """A runtime for a server in repair mode: no mailbox, the report, and `check`'s way to check again."""
     assert check.problem is not None, "repair mode needs a problem"
     path = path.absolute()
     empty = Config(
@@ -220,7 +223,5 @@ def repair_runtime(
         environ=dict(environ),
         state_dir=state_dir,
         repair=Repair(check.problem, report_lines(check.lines), path),
-        recheck=partial(
-            check_start, path, project=project, release=release, layout=layout, environ=environ, state_dir=state_dir
-        ),
+        recheck=check.recheck,
     )

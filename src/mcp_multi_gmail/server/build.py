@@ -159,7 +159,7 @@ def build_server(runtime: Runtime) -> MCPServer:
         # The tool modules pull in the mail layer, the result models and the protocol libraries.
         from .tools import accounts, outgoing, read, work
 
-        accounts.register(server, runtime, lambda config: build_instructions(config, guide_path=local_guide_path()))
+        accounts.register(server, runtime, lambda: _instructions(runtime))
         read.register(server, runtime)
         work.register(server, runtime)
         outgoing.register(server, runtime)

@@ -60,7 +60,7 @@ def timings_from(environ: Mapping[str, str]) -> IdleTimings | None:
             key, _, value = item.partition("=")
             field = names[key.strip()]
             numbers = tuple(float(v) for v in value.split("/"))
-            if not numbers or any(n < 0 for n in numbers):
+            if any(n < 0 for n in numbers):  # an empty value already failed float("")
                 return None
             values[field] = numbers if field == "backoff_s" else numbers[0]
     except (KeyError, ValueError):
@@ -82,7 +82,6 @@ class Idler:
         log: Callable[[str], None],
         *,
         timings: IdleTimings | None = None,
-        reissue_s: float | None = None,
     ) -> None:
         self.name = name
         self.config = config
@@ -90,10 +89,7 @@ class Idler:
         self.wake = wake
         self.stop = stop
         self.log = log
-        base = timings if timings is not None else IdleTimings()
-        if reissue_s is not None:
-            base = IdleTimings(reissue_s, base.answer_s, base.backoff_s, base.stable_s)
-        self.timings = base
+        self.timings = timings if timings is not None else IdleTimings()
         self.active = False  # holding an IDLE right now (for tests and the log)
         self.gave_up = False  # fell back to polling for good
         self.reconnects = 0  # connections that came back after a failure (each woke the watcher)

@@ -9,7 +9,6 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from ...config import Config
 from ...mail import accounts
 from ...mail.results import ListAccountsResult, ReloadResult
 from ...runtime import Runtime
@@ -17,9 +16,10 @@ from .arguments import Flag
 from .common import READ_ONLY, structured_errors, within_deadline
 
 
-def register(server: MCPServer, runtime: Runtime, instructions: Callable[[Config], str] | None = None) -> None:
-    """`instructions` builds the server instructions for a configuration: a reload that ends
-    repair mode hands them over, since the client received the repair text at start."""
+def register(server: MCPServer, runtime: Runtime, instructions: Callable[[], str]) -> None:
+    """`instructions` builds the server instructions for the runtime as it is (the repair text in
+    repair mode): a reload that changes them hands the new ones over, so one that ends repair mode
+    always does."""
 
     @server.tool(name="mg_list_accounts", title="List the configured mailboxes", annotations=READ_ONLY)
     @structured_errors
@@ -58,11 +58,9 @@ def register(server: MCPServer, runtime: Runtime, instructions: Callable[[Config
         new ones in `instructions`; mg_list_accounts shows the current state. In repair mode (the
         configuration did not load at start) a successful reload turns every tool on, no restart
         needed, and its result carries the instructions for the loaded configuration."""
-        repairing = runtime.repair is not None
-        before = instructions(runtime.config) if instructions is not None and not repairing else None
+        before = instructions()
         result = accounts.reload_config(runtime)
-        if instructions is not None:
-            now = instructions(runtime.config)
-            if repairing or now != before:
-                result.instructions = now
+        now = instructions()
+        if now != before:
+            result.instructions = now
         return result
