@@ -1,9 +1,9 @@
-"""`notifications/progress` for a tools/call that carries `_meta.progressToken` (MCP 2025-06-18,
-basic/utilities/progress): the service layer's `progress.report` calls become notifications.
+"""`notifications/progress` for a tools/call that carries `_meta.progressToken` (README.en.md,
+"Tools"; docs/architecture.md): the service layer's `progress.report` calls become notifications.
 
 Reports may come from worker threads; they are queued onto the event loop and sent in order by
 one task. The call's result waits until the queue has been sent, so no notification follows the
-result (the specification wants them to stop once the request is answered). Without a token
+result (a client stops listening for them once the request is answered). Without a token
 nothing is installed and nothing is sent.
 """
 

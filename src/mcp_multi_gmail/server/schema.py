@@ -3,8 +3,8 @@
 Pydantic writes a bound that follows a validator (our `Count` refuses booleans before the bound
 is checked) under its own names `ge`/`le`/`gt`/`lt`, which no JSON Schema client knows, so the
 bound would be invisible. The published schema uses JSON Schema 2020-12's `minimum`, `maximum`,
-`exclusiveMinimum` and `exclusiveMaximum` instead (https://json-schema.org/draft/2020-12/json-schema-validation);
-validation is pydantic's and does not change.
+`exclusiveMinimum` and `exclusiveMaximum` instead (docs/architecture.md, "MCP surface"); validation
+is pydantic's and does not change.
 
 The SDK publishes a tool's docstring as its description verbatim; before Python 3.13 that keeps
 the source indentation of every line after the first, which clients show and count. Descriptions
