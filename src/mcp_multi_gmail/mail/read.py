@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from ..config import Account
 from ..errors import MailError, not_found
@@ -260,12 +261,23 @@ def _cut_last_body(page: ThreadResult) -> ThreadResult:
     [last] = page.messages
     if not last.body:
         return page  # nothing to cut here; the tools' last resort shortens the rest
-    # Measured with `false` in the flags (the longer word); they turn true only where the body was cut.
+    # Measured with `false` in the flag (the longer word); it turns true only where the body was cut.
     others = budget.size(page.model_copy(update={"messages": [], "body_budget_exhausted": False}))
-    fitted = budget.with_text(last.model_copy(update={"body_truncated": False}), "body", last.body, others=others)
-    cut = len(fitted.body or "") < len(last.body)
-    fitted = fitted.model_copy(update={"body_truncated": bool(last.body_truncated) or cut})
+    fitted, cut = _body_within(last, others)
     return page.model_copy(update={"messages": [fitted], "body_budget_exhausted": cut})
+
+
+Windowed = TypeVar("Windowed", ThreadMessage, MessageResult)
+
+
+def _body_within(message: Windowed, others: int = 0) -> tuple[Windowed, bool]:
+    """`message` with its body window ending where the result budget does (`others` characters of
+    the result lie outside it), and whether the window was cut. Measured with `false` in
+    body_truncated (the longer word); it turns true only where the body was cut."""
+    body = message.body or ""
+    fitted = budget.with_text(message.model_copy(update={"body_truncated": False}), "body", body, others=others)
+    cut = len(fitted.body or "") < len(body)
+    return fitted.model_copy(update={"body_truncated": bool(message.body_truncated) or cut}), cut
 
 
 def _wants_body(item: Fetched, account: Account, bodies: str) -> bool:
@@ -392,11 +404,9 @@ def _fit_body(result: MessageResult) -> MessageResult:
     """The body window ends where the result budget does (the window's start stays)."""
     if not result.body or budget.size(result) <= budget.RESULT_BUDGET:
         return result
-    # Measured with `false` in the flags (the longer word); they turn true only where the body was cut.
-    plain = result.model_copy(update={"body_truncated": False, "body_budget_exhausted": False})
-    fitted = budget.with_text(plain, "body", result.body)
-    cut = len(fitted.body or "") < len(result.body)
-    return fitted.model_copy(update={"body_truncated": result.body_truncated or cut, "body_budget_exhausted": cut})
+    # Measured with `false` in the flag (the longer word); it turns true only where the body was cut.
+    fitted, cut = _body_within(result.model_copy(update={"body_budget_exhausted": False}))
+    return fitted.model_copy(update={"body_budget_exhausted": cut})
 
 
 async def get_message(
