@@ -224,7 +224,7 @@ def _list(
             page_budget_exhausted=cut,
         )
 
-    return result_for(budget.longest_page(result_for, len(drafts)))
+    return budget.fit_page(result_for, len(drafts))
 
 
 async def list_drafts(

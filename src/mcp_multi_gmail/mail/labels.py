@@ -169,7 +169,7 @@ def fit_outcomes(change: Change, field: Literal["messages", "threads"] = "messag
         return change.model_copy(update={field: trouble + shown, f"{field}_omitted": len(fine) - len(shown)})
 
     # count - 1 successes: a page of "none" is one item here, so no success at all can be the answer.
-    return result_for(budget.longest_page(result_for, len(fine) + 1))
+    return budget.fit_page(result_for, len(fine) + 1)
 
 
 async def label_messages(

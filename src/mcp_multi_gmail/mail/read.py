@@ -178,7 +178,7 @@ def _page_result(
         )
 
     # The page ends where the result budget does; the token then continues after its last thread.
-    return result_for(budget.longest_page(result_for, len(page)))
+    return budget.fit_page(result_for, len(page))
 
 
 # ------------------------------------------------------------------ thread
@@ -250,7 +250,7 @@ def _read_thread(
         )
 
     # Whole messages while they fit the result budget; the next page starts after the last one.
-    page = result_for(budget.longest_page(result_for, len(full)))
+    page = budget.fit_page(result_for, len(full))
     if len(page.messages) == 1 and budget.size(page) > budget.RESULT_BUDGET:
         page = _cut_last_body(page)
     return page
@@ -538,7 +538,7 @@ async def list_labels(runtime: Runtime, account_name: str, page_token: str | Non
             page_budget_exhausted=cut,
         )
 
-    return result_for(budget.longest_page(result_for, len(rest)))
+    return budget.fit_page(result_for, len(rest))
 
 
 __all__ = [
