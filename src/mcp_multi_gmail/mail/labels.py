@@ -25,6 +25,8 @@ from .summary import carries
 from .window import scan_window
 
 MAX_IDS = 500
+# The outcomes a result counts as succeeded (and fit_outcomes keeps last, as the ones needing no attention).
+_SUCCEEDED = ("changed", "already")
 
 
 def _has(item: Fetched | None, label: str) -> bool | None:
@@ -134,7 +136,7 @@ def _label_messages(
     applied = apply_label(session, before, chosen, label, add=add) if chosen else _Applied({}, {})
     steps.step(f'label "{label}" {"set on" if add else "taken off"} {len(chosen)} messages and read back')
     messages = missing + [applied.outcomes[uid] for uid in chosen]
-    ok = sum(1 for m in messages if m.outcome in ("changed", "already"))
+    ok = sum(1 for m in messages if m.outcome in _SUCCEEDED)
     change = LabelChange(
         account=account.name,
         label=label,
@@ -159,10 +161,9 @@ def fit_outcomes(change: Change, field: Literal["messages", "threads"] = "messag
     (`<field>_omitted` counts the rest), rather than the last resort cutting the list's end unsaid."""
     if budget.size(change) <= budget.RESULT_BUDGET:
         return change
-    done = ("changed", "already")
     outcomes = getattr(change, field)
-    trouble = [o for o in outcomes if o.outcome not in done]
-    fine = [o for o in outcomes if o.outcome in done]
+    trouble = [o for o in outcomes if o.outcome not in _SUCCEEDED]
+    fine = [o for o in outcomes if o.outcome in _SUCCEEDED]
 
     def result_for(count: int) -> Change:
         shown = fine[: count - 1] if count else []
@@ -262,7 +263,7 @@ def _label_threads(
         assert applied is not None
         results = [applied.outcomes[uid] for uid in own]
         messages.extend(results)
-        failed = sum(1 for m in results if m.outcome not in ("changed", "already"))
+        failed = sum(1 for m in results if m.outcome not in _SUCCEEDED)
         still = {lb.casefold() for uid in own for lb in (after.get(uid) or Fetched(uid=uid)).labels or ()}
         present = {lb.casefold() for uid in own for lb in before[uid].labels or ()}
         replaced = sorted({_configured(account, lb) for lb in others if lb.casefold() in present - still})
@@ -281,7 +282,7 @@ def _label_threads(
                 failed_messages=failed,
             )
         )
-    ok = sum(1 for m in messages if m.outcome in ("changed", "already"))
+    ok = sum(1 for m in messages if m.outcome in _SUCCEEDED)
     first = outcomes[0]
     change = fit_outcomes(
         ThreadLabelChange(
