@@ -202,10 +202,10 @@ def _read_thread(
             "mg_next_pass and belong to the mailbox they were found in."
         )
     fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER, "BODYSTRUCTURE"])
+    # (delivery time, UID): the thread's order and the cursor of the next page.
+    keys = {uid: key_of(item.internaldate, uid, account.name) for uid, item in fetched.items()}
     # Only the messages after the cursor are shown: only theirs are read.
-    later = {
-        uid for uid, item in fetched.items() if after is None or key_of(item.internaldate, uid, account.name) > after
-    }
+    later = {uid for uid, key in keys.items() if after is None or key > after}
     wanted = [u for u in uids if u in later and _wants_body(fetched[u], account, bodies)]
     read = bodies_.read_texts(session, fetched, wanted) if wanted else None
     # A message whose body was read gets its preview from it; only the others need the beginnings.
@@ -218,10 +218,7 @@ def _read_thread(
         )
         for item in fetched.values()
     ]
-    # Oldest first; the key (delivery time, UID) is also the cursor of the next page.
-    keyed = sorted(
-        ((key_of(fetched[m.uid].internaldate, m.uid, account.name), m) for m in messages), key=lambda p: p[0]
-    )
+    keyed = sorted(((keys[m.uid], m) for m in messages), key=lambda p: p[0])  # oldest first
     messages = [m for _k, m in keyed]
     result = ThreadResult(
         account=account.name,
@@ -235,7 +232,7 @@ def _read_thread(
     )
     if bodies != "none":
         result.body_budget_exhausted = False
-    remaining = [(k, m) for k, m in keyed if after is None or k > after]
+    remaining = [(k, m) for k, m in keyed if m.uid in later]
     windows = read.windows([m.uid for _k, m in remaining if m.uid in read.wanted], max_body_length) if read else {}
     full = [
         ThreadMessage(**m.model_dump(by_alias=False), **windows[m.uid].fields()) if m.uid in windows else m
