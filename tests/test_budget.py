@@ -34,6 +34,22 @@ def test_longest_page_is_the_most_items_that_fit() -> None:
     assert budget.longest_page(lambda k: {"items": items[:k]}, 0) == 0
 
 
+def test_fit_page_answers_the_longest_page_and_builds_a_whole_page_once() -> None:
+    items = [{"text": "x" * 500} for _ in range(200)]
+    built: list[int] = []
+
+    def result_for(k: int) -> dict[str, Any]:
+        built.append(k)
+        return {"items": items[:k]}
+
+    page = budget.fit_page(result_for, len(items))
+    assert page == {"items": items[: budget.longest_page(lambda k: {"items": items[:k]}, len(items))]}
+    assert len(page["items"]) < len(items) and budget.size(page) <= budget.RESULT_BUDGET
+    built.clear()
+    assert budget.fit_page(result_for, 3) == {"items": items[:3]}
+    assert built == [3], "a page that fits whole is built once, not again for the answer"
+
+
 class Inner(BaseModel):
     name: str
     tags: list[str]

@@ -85,6 +85,21 @@ def _raise_if_it_stops_the_call(error: Exception) -> None:
         raise error
 
 
+def _accepted(command: Callable[..., object], *args: Any, **kwargs: Any) -> bool:
+    """Run a write command; False when Gmail refuses it (tagged NO/BAD), unless the refusal ends
+    the whole call. A broken connection raises as it is."""
+    from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
+
+    try:
+        command(*args, **kwargs)
+    except IMAPClientAbortError:
+        raise
+    except IMAPClientError as error:
+        _raise_if_it_stops_the_call(error)
+        return False
+    return True
+
+
 def _gmail_reason(error: Exception) -> str:
     """Gmail's own response text, without imapclient's "login failed:" wrapping."""
     text = _text(error.args[0] if error.args else error)
@@ -505,40 +520,22 @@ class ImapSession:
 
     def change_labels(self, uids: list[int], labels: list[str], *, add: bool) -> bool:
         """UID STORE ±X-GM-LABELS.SILENT; False when Gmail refuses (the caller reads back anyway)."""
-        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
-
+        store = self.client.add_gmail_labels if add else self.client.remove_gmail_labels
         accepted = True
         for batch in uid_batches(uids):
             self.changes_sent = True
-            try:
-                if add:
-                    self.client.add_gmail_labels(batch, labels, silent=True)
-                else:
-                    self.client.remove_gmail_labels(batch, labels, silent=True)
-            except IMAPClientAbortError:
-                raise
-            except IMAPClientError as error:
-                _raise_if_it_stops_the_call(error)
+            if not _accepted(store, batch, labels, silent=True):
                 accepted = False  # the other batches still go: the caller reads every message back
         return accepted
 
     def change_flags(self, uids: list[int], flags: list[str], *, add: bool) -> bool:
-        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
-
         if not flags:
             return True
+        store = self.client.add_flags if add else self.client.remove_flags
         accepted = True
         for batch in uid_batches(uids):
             self.changes_sent = True
-            try:
-                if add:
-                    self.client.add_flags(batch, flags, silent=True)
-                else:
-                    self.client.remove_flags(batch, flags, silent=True)
-            except IMAPClientAbortError:
-                raise
-            except IMAPClientError as error:
-                _raise_if_it_stops_the_call(error)
+            if not _accepted(store, batch, flags, silent=True):
                 accepted = False
         return accepted
 
@@ -583,18 +580,9 @@ class ImapSession:
 
     def move(self, uids: list[int], special: str) -> bool:
         """UID MOVE to a special folder (Gmail advertises MOVE only after login); False when refused."""
-        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
-
         target = self.folder(special)
         self.changes_sent = True
-        try:
-            self.client.move(uids, target)
-        except IMAPClientAbortError:
-            raise
-        except IMAPClientError as error:
-            _raise_if_it_stops_the_call(error)
-            return False
-        return True
+        return _accepted(self.client.move, uids, target)
 
     def fetch_beginnings(self, uids: list[int], sections: dict[str, int]) -> dict[int, dict[str, bytes]]:
         """The first bytes of body parts of many messages in one FETCH (BODY.PEEK[part]<0.n>).

@@ -113,8 +113,9 @@ def overquota(account: str, reason: str, *, changed: bool = False) -> MailError:
 
 
 def bye_refused(account: str, reason: str, *, changed: bool = False) -> MailError | None:
-    """The error for an untagged BYE that carries one of Gmail's refusals; None for any other BYE
-    (a dropped connection, retryable as such)."""
+    """The error for one of Gmail's refusals that end the whole call (the transfer limit, IMAP
+    switched off), which an untagged BYE or a tagged NO can carry; None for anything else (a BYE
+    then is a dropped connection, retryable as such)."""
     if is_overquota(reason):
         return overquota(account, reason, changed=changed)
     if is_imap_off(reason):
@@ -172,12 +173,10 @@ def login_refused(account: str, reason: str, *, web_alert: bool = False) -> Mail
 
 def command_refused(account: str, reason: str, *, changed: bool = False) -> MailError:
     """The error for any other IMAP command Gmail answered with NO or BAD."""
-    upper = reason.upper()
-    if is_overquota(reason):
-        return overquota(account, reason, changed=changed)
-    if is_imap_off(reason):
-        return imap_off(account, reason)
-    if is_transient(upper):
+    stopped = bye_refused(account, reason, changed=changed)
+    if stopped is not None:
+        return stopped
+    if is_transient(reason):
         return MailError(
             "upstream_error",
             f'Mailbox "{account}": Gmail is temporarily unable to answer ({reason}). Nothing was changed by '

@@ -135,14 +135,10 @@ def _fit(result: ListAccountsResult) -> ListAccountsResult:
 
     texts = [m for info in result.accounts for m in info.classification_labels.values()]
     texts += [a.purpose for info in result.accounts for a in info.aliases if a.purpose]
-    low, high = 0, max((len(t) for t in texts), default=0)
-    while low < high:  # the longest common length that fits (shorter texts stay whole)
-        middle = (low + high + 1) // 2
-        if budget.size(capped(middle)) <= budget.RESULT_BUDGET:
-            low = middle
-        else:
-            high = middle - 1
-    return capped(low)  # when even that is too large, the tools' last resort takes over
+    longest = max((len(t) for t in texts), default=0)
+    # The longest common length that fits (shorter texts stay whole); k - 1, so that a length of 0
+    # can be the answer too. When even that is too large, the tools' last resort takes over.
+    return budget.fit_page(lambda k: capped(k - 1), longest + 1)
 
 
 def reload_config(runtime: Runtime) -> ReloadResult:

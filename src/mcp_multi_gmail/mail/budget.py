@@ -24,6 +24,7 @@ BODY_ROOM = 10_000
 CUT_MARK = "…[cut]"
 
 M = TypeVar("M", bound=BaseModel)
+R = TypeVar("R")
 
 
 def compact(value: Any) -> str:
@@ -82,6 +83,20 @@ def longest_page(result_for: Callable[[int], Any], count: int, budget: int = RES
         else:
             high = middle - 1
     return low
+
+
+def fit_page(result_for: Callable[[int], R], count: int) -> R:
+    """`result_for(k)` for the longest page k that fits (as longest_page finds it). The pages
+    measured on the way are kept, so the answer is not built a second time: a page that fits
+    whole, the common case, is built once."""
+    built: dict[int, R] = {}
+
+    def build(k: int) -> R:
+        built[k] = result_for(k)
+        return built[k]
+
+    k = longest_page(build, count)
+    return built[k] if k in built else result_for(k)
 
 
 # ---------------------------------------------------------------- the last resort

@@ -15,7 +15,7 @@ from ..gmail.imap import ALL_MAIL, DRAFTS, ImapSession
 from ..request import Prepared, Request
 from ..runtime import Runtime
 from . import budget
-from .cursor import decode, encode, fingerprint, key_of
+from .cursor import Key, decode, encode, fingerprint, key_of
 from .outgoing import (
     Original,
     detached_warning,
@@ -164,7 +164,7 @@ async def save_draft(runtime: Runtime, account_name: str, request: Request) -> D
 
 
 def _list(
-    session: ImapSession, account: Account, limit: int, page_token: str | None = None, stamp: str = ""
+    session: ImapSession, account: Account, limit: int, after: Key | None = None, stamp: str = ""
 ) -> DraftsResult:
     now = datetime.now(UTC)
     folder = session.open(DRAFTS)
@@ -175,7 +175,6 @@ def _list(
             item.labels = (*(item.labels or ()), "\\Draft")
     ordered = sorted(fetched.values(), key=lambda m: (m.internaldate or now, m.uid), reverse=True)
     # Newest first; the cursor is the (time, UID) of the last draft shown, as search pages have it.
-    after = decode(page_token, stamp)
     keys = {m.uid: key_of(m.internaldate or now, m.uid, account.name) for m in ordered}
     rest = [m for m in ordered if after is None or keys[m.uid] < after]
     page = rest[:limit]
@@ -224,13 +223,13 @@ def _list(
             page_budget_exhausted=cut,
         )
 
-    return result_for(budget.longest_page(result_for, len(drafts)))
+    return budget.fit_page(result_for, len(drafts))
 
 
 async def list_drafts(
     runtime: Runtime, account_name: str, max_results: int, page_token: str | None = None
 ) -> DraftsResult:
     stamp = fingerprint("mg_list_drafts", account=account_name, max_results=max_results)
-    decode(page_token, stamp)  # a foreign token is refused before any connection
+    after = decode(page_token, stamp)  # a foreign token is refused before any connection
     account = runtime.account(account_name)
-    return await in_session(runtime, account, lambda s: _list(s, account, max_results, page_token, stamp))
+    return await in_session(runtime, account, lambda s: _list(s, account, max_results, after, stamp))

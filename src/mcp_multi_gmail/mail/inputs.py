@@ -96,7 +96,6 @@ _RFC_2822 = re.compile(
 )
 # The forms 1.5.0 also took (JavaScript's Date parsing): 2026/09/30, Sep 30 2026, 30 Sep 2026, each
 # optionally with a time (seconds optional) and a zone. Unlike JavaScript, no zone means UTC here.
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH_NAMES = (
     "january",
     "february",
@@ -141,8 +140,8 @@ SINCE_FORMS = (
 
 def _month(word: str) -> int | None:
     word = word.lower()
-    for number, (short, full) in enumerate(zip(_MONTHS, _MONTH_NAMES, strict=True), start=1):
-        if word in (short, full) or (short == "sep" and word == "sept"):
+    for number, full in enumerate(_MONTH_NAMES, start=1):
+        if word in (full[:3], full) or (full == "september" and word == "sept"):
             return number
     return None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from .. import policy, progress
 from ..config import Account
@@ -25,6 +25,8 @@ from .summary import carries
 from .window import scan_window
 
 MAX_IDS = 500
+# The outcomes a result counts as succeeded (and fit_outcomes keeps last, as the ones needing no attention).
+_SUCCEEDED = ("changed", "already")
 
 
 def _has(item: Fetched | None, label: str) -> bool | None:
@@ -134,7 +136,7 @@ def _label_messages(
     applied = apply_label(session, before, chosen, label, add=add) if chosen else _Applied({}, {})
     steps.step(f'label "{label}" {"set on" if add else "taken off"} {len(chosen)} messages and read back')
     messages = missing + [applied.outcomes[uid] for uid in chosen]
-    ok = sum(1 for m in messages if m.outcome in ("changed", "already"))
+    ok = sum(1 for m in messages if m.outcome in _SUCCEEDED)
     change = LabelChange(
         account=account.name,
         label=label,
@@ -153,21 +155,22 @@ def _label_messages(
 Change = TypeVar("Change", bound=LabelChange)
 
 
-def fit_outcomes(change: Change) -> Change:
-    """Within the result budget: when every outcome does not fit, the ones that need attention
-    come first and whole, and as many successes as fit follow (messages_omitted counts the rest)."""
+def fit_outcomes(change: Change, field: Literal["messages", "threads"] = "messages") -> Change:
+    """Within the result budget: when every outcome in `field` (messages, or threads) does not fit,
+    the ones that need attention come first and whole, and as many successes as fit follow
+    (`<field>_omitted` counts the rest), rather than the last resort cutting the list's end unsaid."""
     if budget.size(change) <= budget.RESULT_BUDGET:
         return change
-    done = ("changed", "already")
-    trouble = [m for m in change.messages if m.outcome not in done]
-    fine = [m for m in change.messages if m.outcome in done]
+    outcomes = getattr(change, field)
+    trouble = [o for o in outcomes if o.outcome not in _SUCCEEDED]
+    fine = [o for o in outcomes if o.outcome in _SUCCEEDED]
 
     def result_for(count: int) -> Change:
         shown = fine[: count - 1] if count else []
-        return change.model_copy(update={"messages": trouble + shown, "messages_omitted": len(fine) - len(shown)})
+        return change.model_copy(update={field: trouble + shown, f"{field}_omitted": len(fine) - len(shown)})
 
     # count - 1 successes: a page of "none" is one item here, so no success at all can be the answer.
-    return result_for(budget.longest_page(result_for, len(fine) + 1))
+    return budget.fit_page(result_for, len(fine) + 1)
 
 
 async def label_messages(
@@ -260,7 +263,7 @@ def _label_threads(
         assert applied is not None
         results = [applied.outcomes[uid] for uid in own]
         messages.extend(results)
-        failed = sum(1 for m in results if m.outcome not in ("changed", "already"))
+        failed = sum(1 for m in results if m.outcome not in _SUCCEEDED)
         still = {lb.casefold() for uid in own for lb in (after.get(uid) or Fetched(uid=uid)).labels or ()}
         present = {lb.casefold() for uid in own for lb in before[uid].labels or ()}
         replaced = sorted({_configured(account, lb) for lb in others if lb.casefold() in present - still})
@@ -279,7 +282,7 @@ def _label_threads(
                 failed_messages=failed,
             )
         )
-    ok = sum(1 for m in messages if m.outcome in ("changed", "already"))
+    ok = sum(1 for m in messages if m.outcome in _SUCCEEDED)
     first = outcomes[0]
     change = fit_outcomes(
         ThreadLabelChange(
@@ -297,23 +300,7 @@ def _label_threads(
             threads=outcomes,
         )
     )
-    return fit_threads(change)
-
-
-def fit_threads(change: ThreadLabelChange) -> ThreadLabelChange:
-    """Within the result budget, as fit_outcomes does for messages: when every thread's outcome does
-    not fit, the not_found/failed ones come first and whole, then as many successes as fit
-    (threads_omitted counts the rest), rather than the last resort cutting the list's end unsaid."""
-    if budget.size(change) <= budget.RESULT_BUDGET:
-        return change
-    trouble = [t for t in change.threads if t.outcome not in ("changed", "already")]
-    fine = [t for t in change.threads if t.outcome in ("changed", "already")]
-
-    def result_for(count: int) -> ThreadLabelChange:
-        shown = fine[: count - 1] if count else []
-        return change.model_copy(update={"threads": trouble + shown, "threads_omitted": len(fine) - len(shown)})
-
-    return result_for(budget.longest_page(result_for, len(fine) + 1))
+    return fit_outcomes(change, "threads")
 
 
 def _message_id(item: Fetched) -> str | None:

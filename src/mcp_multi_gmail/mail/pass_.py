@@ -214,4 +214,4 @@ def _result(
         )
 
     # The page ends where the result budget does; the token continues after its last thread.
-    return result_for(budget.longest_page(result_for, len(page)))
+    return budget.fit_page(result_for, len(page))

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from ..config import Account
 from ..errors import MailError, not_found
@@ -177,7 +178,7 @@ def _page_result(
         )
 
     # The page ends where the result budget does; the token then continues after its last thread.
-    return result_for(budget.longest_page(result_for, len(page)))
+    return budget.fit_page(result_for, len(page))
 
 
 # ------------------------------------------------------------------ thread
@@ -201,10 +202,10 @@ def _read_thread(
             "mg_next_pass and belong to the mailbox they were found in."
         )
     fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER, "BODYSTRUCTURE"])
+    # (delivery time, UID): the thread's order and the cursor of the next page.
+    keys = {uid: key_of(item.internaldate, uid, account.name) for uid, item in fetched.items()}
     # Only the messages after the cursor are shown: only theirs are read.
-    later = {
-        uid for uid, item in fetched.items() if after is None or key_of(item.internaldate, uid, account.name) > after
-    }
+    later = {uid for uid, key in keys.items() if after is None or key > after}
     wanted = [u for u in uids if u in later and _wants_body(fetched[u], account, bodies)]
     read = bodies_.read_texts(session, fetched, wanted) if wanted else None
     # A message whose body was read gets its preview from it; only the others need the beginnings.
@@ -217,10 +218,7 @@ def _read_thread(
         )
         for item in fetched.values()
     ]
-    # Oldest first; the key (delivery time, UID) is also the cursor of the next page.
-    keyed = sorted(
-        ((key_of(fetched[m.uid].internaldate, m.uid, account.name), m) for m in messages), key=lambda p: p[0]
-    )
+    keyed = sorted(((keys[m.uid], m) for m in messages), key=lambda p: p[0])  # oldest first
     messages = [m for _k, m in keyed]
     result = ThreadResult(
         account=account.name,
@@ -234,7 +232,7 @@ def _read_thread(
     )
     if bodies != "none":
         result.body_budget_exhausted = False
-    remaining = [(k, m) for k, m in keyed if after is None or k > after]
+    remaining = [(k, m) for k, m in keyed if m.uid in later]
     windows = read.windows([m.uid for _k, m in remaining if m.uid in read.wanted], max_body_length) if read else {}
     full = [
         ThreadMessage(**m.model_dump(by_alias=False), **windows[m.uid].fields()) if m.uid in windows else m
@@ -249,7 +247,7 @@ def _read_thread(
         )
 
     # Whole messages while they fit the result budget; the next page starts after the last one.
-    page = result_for(budget.longest_page(result_for, len(full)))
+    page = budget.fit_page(result_for, len(full))
     if len(page.messages) == 1 and budget.size(page) > budget.RESULT_BUDGET:
         page = _cut_last_body(page)
     return page
@@ -260,12 +258,23 @@ def _cut_last_body(page: ThreadResult) -> ThreadResult:
     [last] = page.messages
     if not last.body:
         return page  # nothing to cut here; the tools' last resort shortens the rest
-    # Measured with `false` in the flags (the longer word); they turn true only where the body was cut.
+    # Measured with `false` in the flag (the longer word); it turns true only where the body was cut.
     others = budget.size(page.model_copy(update={"messages": [], "body_budget_exhausted": False}))
-    fitted = budget.with_text(last.model_copy(update={"body_truncated": False}), "body", last.body, others=others)
-    cut = len(fitted.body or "") < len(last.body)
-    fitted = fitted.model_copy(update={"body_truncated": bool(last.body_truncated) or cut})
+    fitted, cut = _body_within(last, others)
     return page.model_copy(update={"messages": [fitted], "body_budget_exhausted": cut})
+
+
+Windowed = TypeVar("Windowed", ThreadMessage, MessageResult)
+
+
+def _body_within(message: Windowed, others: int = 0) -> tuple[Windowed, bool]:
+    """`message` with its body window ending where the result budget does (`others` characters of
+    the result lie outside it), and whether the window was cut. Measured with `false` in
+    body_truncated (the longer word); it turns true only where the body was cut."""
+    body = message.body or ""
+    fitted = budget.with_text(message.model_copy(update={"body_truncated": False}), "body", body, others=others)
+    cut = len(fitted.body or "") < len(body)
+    return fitted.model_copy(update={"body_truncated": bool(message.body_truncated) or cut}), cut
 
 
 def _wants_body(item: Fetched, account: Account, bodies: str) -> bool:
@@ -392,11 +401,9 @@ def _fit_body(result: MessageResult) -> MessageResult:
     """The body window ends where the result budget does (the window's start stays)."""
     if not result.body or budget.size(result) <= budget.RESULT_BUDGET:
         return result
-    # Measured with `false` in the flags (the longer word); they turn true only where the body was cut.
-    plain = result.model_copy(update={"body_truncated": False, "body_budget_exhausted": False})
-    fitted = budget.with_text(plain, "body", result.body)
-    cut = len(fitted.body or "") < len(result.body)
-    return fitted.model_copy(update={"body_truncated": result.body_truncated or cut, "body_budget_exhausted": cut})
+    # Measured with `false` in the flag (the longer word); it turns true only where the body was cut.
+    fitted, cut = _body_within(result.model_copy(update={"body_budget_exhausted": False}))
+    return fitted.model_copy(update={"body_budget_exhausted": cut})
 
 
 async def get_message(
@@ -528,7 +535,7 @@ async def list_labels(runtime: Runtime, account_name: str, page_token: str | Non
             page_budget_exhausted=cut,
         )
 
-    return result_for(budget.longest_page(result_for, len(rest)))
+    return budget.fit_page(result_for, len(rest))
 
 
 __all__ = [
