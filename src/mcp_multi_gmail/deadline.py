@@ -31,6 +31,15 @@ def upload_allowance_s(size: int) -> float:
     return max(size, 0) / UPLOAD_BYTES_PER_S
 
 
+def cut(sock: socket.socket) -> None:
+    """Shut a socket down so that a thread blocked on it wakes now.
+
+    The plain socket's shutdown, not SSLSocket's: it wakes a thread blocked in recv() on another
+    thread without touching the TLS object that thread is using."""
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
 @dataclass
 class CallProgress:
     """What one tool call is doing; shared by the call's task and its worker threads."""
@@ -91,10 +100,7 @@ class CallProgress:
             sockets = list(self._sockets)
             self._sockets.clear()
         for sock in sockets:
-            # The plain socket's shutdown, not SSLSocket's: it wakes a thread blocked in recv() on
-            # another thread without touching the TLS object that thread is using.
-            with contextlib.suppress(OSError):
-                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+            cut(sock)
 
     def error(self) -> MailError:
         """The error a call gets when its deadline passes, saying what is known."""

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from ..deadline import cut
 from .special_folders import SpecialFolders
 
 T = TypeVar("T")
@@ -77,15 +78,6 @@ def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
         return asyncio.get_running_loop() is loop
     except RuntimeError:
         return False
-
-
-def cut(sock: socket.socket) -> None:
-    """Shut a socket down so that a thread blocked on it wakes now.
-
-    The plain socket's shutdown, not SSLSocket's: it wakes a thread blocked in recv() on another
-    thread without touching the TLS object that thread is using."""
-    with contextlib.suppress(OSError):
-        socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
 class OpenSessions:
