@@ -35,7 +35,7 @@ class SearchFailure(BaseModel):
 
 async def in_session(runtime: Runtime, account: Account, work: Callable[[ImapSession], T]) -> T:
     """Run `work` on one of the mailbox's IMAP connections (in a worker thread) and return its result."""
-    return await imap.run_session(
+    return await imap.run_on_worker(
         account.name,
         account.address,
         account.password,
