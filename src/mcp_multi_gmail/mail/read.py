@@ -455,6 +455,3 @@ async def list_labels(runtime: Runtime, account_name: str, page_token: str | Non
         )
 
     return budget.fit_page(result_for, len(rest))
-
-
-__all__ = ["disappeared", "find_message", "get_message", "get_thread", "list_labels"]

@@ -20,7 +20,7 @@ from .. import deadline, policy, progress
 from ..config import Account
 from ..domain import Address
 from ..errors import MailError
-from ..gmail import imap, smtp
+from ..gmail import smtp
 from ..gmail.imap import SENT, ImapSession
 from ..request import Prepared, Request
 from ..runtime import Runtime
@@ -383,6 +383,3 @@ def _send_error(
         f"handed over ({failure.reason}). Nothing was sent; trying again is safe.",
         retryable=True,
     )
-
-
-__all__ = ["Request", "imap", "send_message"]
