@@ -168,7 +168,7 @@ def probe(args: argparse.Namespace) -> int:
     if endpoint.overridden:
         _stderr(f"POZOR: místo Gmailu měřím {endpoint.imap_host}:{endpoint.imap_port} (MG_GMAIL_ENDPOINT).")
     try:
-        report = run_probe(account.name, account.address, account.password, endpoint, write_test=args.write_test)
+        report = run_probe(account.name, account.address, account.login, endpoint, write_test=args.write_test)
     except MailError as error:
         _stderr(f"chyba: {error.message}")
         return 1

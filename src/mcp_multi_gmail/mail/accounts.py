@@ -56,7 +56,7 @@ async def _verify_imap(runtime: Runtime, account: Account) -> AccountFailure | N
         await imap.run_session(
             account.name,
             account.address,
-            account.password,
+            account.login,
             runtime.endpoint,
             lambda _session: None,
             connections=runtime.worker_threads(),
@@ -72,7 +72,7 @@ async def _verify_smtp(runtime: Runtime, account: Account) -> SmtpPort | Account
         port = await smtp.choose_port(
             account.name,
             account.address,
-            account.password,
+            account.login,
             runtime.endpoint,
             smtp.probe_order(account.smtp_port, None),
         )
