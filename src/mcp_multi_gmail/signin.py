@@ -9,6 +9,7 @@ one Czech line. No token or secret is ever printed: the assistant may read this 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import webbrowser
@@ -19,7 +20,7 @@ from .config import Account, ConfigError, load_config
 from .config.oauth_client import test_mode
 from .errors import MailError
 from .gmail.endpoint import Endpoint, EndpointError, resolve_endpoint
-from .gmail.imap import verify_login
+from .gmail.imap.login import check_access_token
 from .layout import detect_layout, project_dir
 from .oauth import tokens
 from .oauth.flow import LoopbackListener, auth_url, exchange_code, new_state, pkce_pair
@@ -77,10 +78,8 @@ def _run(account: Account, endpoint: Endpoint, timeout_s: float) -> int:
         print(f"Přihlášení schránky `{account.name}` ({account.address}) přes Google.", flush=True)
         print("Otevřete v prohlížeči tuto adresu (pokud se neotevřela sama) a přihlaste se tímto účtem:")
         print(url, flush=True)
-        try:
+        with contextlib.suppress(webbrowser.Error):  # no browser here: the printed address is enough
             webbrowser.open(url)
-        except webbrowser.Error:
-            pass  # no browser here: the printed address is enough
         redirect = listener.wait(timeout_s)
     if redirect is None:
         minutes = max(1, round(timeout_s / 60))
@@ -113,7 +112,7 @@ def _run(account: Account, endpoint: Endpoint, timeout_s: float) -> int:
         _err(f"Google nevydal přihlášení ({error.code}), nic se neuložilo; spusťte příkaz znovu")
         return EXIT_REFUSED
     try:
-        verify_login(account.name, account.address, grant.access_token, endpoint, oauth=True)
+        check_access_token(account.name, account.address, grant.access_token, endpoint)
     except MailError as error:
         if error.code == "auth_failed":
             _err(

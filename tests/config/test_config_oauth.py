@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcp_multi_gmail.config import ConfigError, load_config
+from mcp_multi_gmail.config import ConfigError, SignIn, load_config
 from mcp_multi_gmail.runtime import sign_in_warnings
 
 SECRET = "GOCSPX-tajnyKlicKteryNesmiVen"
@@ -34,7 +34,10 @@ def config(tmp_path: Path, client: Any = None, **account: Any) -> Path:
     entry = {"name": "prace", "address": "prace@example.com", "auth": "oauth", **account}
     return write(
         tmp_path / "multigmail.json",
-        {"oauth_client_file": "secrets/klient.json", "accounts": [entry, {"name": "doma", "address": "d@x.cz", "password": "x"}]},
+        {
+            "oauth_client_file": "secrets/klient.json",
+            "accounts": [entry, {"name": "doma", "address": "d@x.cz", "password": "x"}],
+        },
     )
 
 
@@ -49,7 +52,7 @@ def test_an_oauth_mailbox_needs_no_password_and_gets_its_client(tmp_path: Path) 
     loaded = load_config(config(tmp_path, {"installed": GOOGLE}), environ={})
     prace = loaded.account("prace")
     assert prace is not None and prace.auth == "oauth" and prace.oauth is not None
-    assert prace.login is prace.oauth and prace.password == ""
+    assert prace.login == SignIn("prace", "prace@example.com", prace.oauth) and prace.password == ""
     assert prace.oauth.tokens_file == tmp_path / "secrets" / "oauth-tokeny.json"
     assert SECRET not in repr(loaded)
     assert loaded.account("doma") is not None  # the other mailbox stays on its app password

@@ -110,14 +110,7 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
     if model.passwords_file is not None:
         passwords_file = read_passwords_file(absolute_from(data_base, model.passwords_file), problems)
 
-    oauth_client = None
-    if model.oauth_client_file is not None:
-        oauth_client = read_oauth_client(absolute_from(data_base, model.oauth_client_file), path, environ, problems)
-    elif any(a.auth == "oauth" for a in model.accounts):
-        problems.add(
-            'schránky s "auth": "oauth" potřebují "oauth_client_file": cestu k JSON klienta Google '
-            "(typ Desktopová aplikace), uloženému vedle souboru hesel"
-        )
+    oauth_client = _oauth_client(model, path, data_base, environ, problems)
 
     _check_classifications("classification_labels", model.classification_labels, problems)
     accounts = tuple(
@@ -154,6 +147,19 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
         confirm_sends=model.confirm_sends,
         oauth_client=oauth_client,
     )
+
+
+def _oauth_client(
+    model: RawConfig, path: Path, data_base: Path, environ: Mapping[str, str], problems: Problems
+) -> OAuthClient | None:
+    if model.oauth_client_file is not None:
+        return read_oauth_client(absolute_from(data_base, model.oauth_client_file), path, environ, problems)
+    if any(a.auth == "oauth" for a in model.accounts):
+        problems.add(
+            'schránky s "auth": "oauth" potřebují "oauth_client_file": cestu k JSON klienta Google '
+            "(typ Desktopová aplikace), uloženému vedle souboru hesel"
+        )
+    return None
 
 
 def window_never_clears(name: str) -> str:

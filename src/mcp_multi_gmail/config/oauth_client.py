@@ -51,9 +51,7 @@ def uri_allowed(key: str, uri: str, *, testing: bool) -> bool:
     return testing and parts.scheme in ("http", "https") and _loopback(host)
 
 
-def read_oauth_client(
-    path: Path, config: Path, environ: Mapping[str, str], problems: Problems
-) -> OAuthClient | None:
+def read_oauth_client(path: Path, config: Path, environ: Mapping[str, str], problems: Problems) -> OAuthClient | None:
     """The client file's four values, or None after a problem (which names the file, never its content)."""
     where = f"soubor klienta Google `{path}` (oauth_client_file)"
     try:

@@ -27,7 +27,7 @@ def _still_refused(sign_in: SignIn, refusal: MailError) -> MailError:
     return MailError(
         "auth_failed",
         f"{refusal.message} (XOAUTH2, refused again with a freshly refreshed token: Google has ended this "
-        f"sign-in). Ask the user to sign mailbox \"{sign_in.name}\" in again in their own terminal: "
+        f'sign-in). Ask the user to sign mailbox "{sign_in.name}" in again in their own terminal: '
         f"{sign_in_command(sign_in.client.config, sign_in.name)}",
     )
 
@@ -54,9 +54,7 @@ def imap_login(sign_in: SignIn, tls: ssl.SSLContext, attempt: Callable[[str], No
 async def _token(sign_in: SignIn, tls: ssl.SSLContext, refused: str | None = None) -> str:
     # The refresh may wait for the file lock and Google: on a thread of asyncio's own executor,
     # never on the event loop and never in the pool the stdio transport reads with.
-    return await asyncio.get_running_loop().run_in_executor(
-        None, partial(access_token, sign_in, tls, refused=refused)
-    )
+    return await asyncio.get_running_loop().run_in_executor(None, partial(access_token, sign_in, tls, refused=refused))
 
 
 async def smtp_login(client: aiosmtplib.SMTP, sign_in: SignIn, tls: ssl.SSLContext) -> None:

@@ -53,7 +53,7 @@ def _hours(config: Config) -> str | None:
 
 async def _verify_imap(runtime: Runtime, account: Account) -> AccountFailure | None:
     try:
-        await imap.run_session(
+        await imap.run_on_worker(
             account.name,
             account.address,
             account.login,

@@ -28,7 +28,7 @@ logger = logging.getLogger(__name__)
 
 async def in_session(runtime: Runtime, account: Account, work: Callable[[ImapSession], T]) -> T:
     """Run `work` on one of the mailbox's IMAP connections (in a worker thread) and return its result."""
-    return await imap.run_session(
+    return await imap.run_on_worker(
         account.name,
         account.address,
         account.login,

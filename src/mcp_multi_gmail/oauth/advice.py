@@ -23,10 +23,8 @@ _TESTING_EXPIRY = (
 
 def sign_in_command(config: Path, name: str) -> str:
     """The command the user runs in their own terminal; absolute paths, so it works from any folder."""
-    return shlex.join(
-        ["uv", "run", "--no-dev", "--project", str(project_dir()), "mcp-multi-gmail", "--config", str(config)]
-        + ["--sign-in", name]
-    )
+    command = ["uv", "run", "--no-dev", "--project", str(project_dir()), "mcp-multi-gmail"]
+    return shlex.join([*command, "--config", str(config), "--sign-in", name])
 
 
 def _run_again(config: Path, name: str) -> str:

@@ -72,7 +72,7 @@ _PAGE = (
 class _Handler(BaseHTTPRequestHandler):
     server: _Listener
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         query = parse_qs(urlsplit(self.path).query)
         if "code" not in query and "error" not in query:
             self.send_error(404)  # the browser's favicon and the like
@@ -92,7 +92,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
         self.server.arrived(redirect)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server's name
+    def log_message(self, format: str, *args: object) -> None:
         pass  # the request line holds the code: never on stderr
 
 
