@@ -32,6 +32,7 @@ from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
 from support import gmail_env, load_runtime
 from support.google import OSOBNI, Clock, assert_no_secret, oauth_config, sign_in_directly
+from tool_results import error_body
 
 pytestmark = pytest.mark.anyio
 
@@ -91,7 +92,7 @@ async def calls(runtime: Runtime, outputs: list[str], *requests: tuple[str, dict
     async with Client(build_server(runtime)) as client:
         for tool, args in requests:
             result = await client.call_tool(tool, {"account": "osobni", **args})
-            outputs.append(json.dumps(result.structured_content) + "".join(getattr(c, "text", "") for c in result.content))
+            outputs.append(json.dumps(result.structured_content) + "".join(str(c) for c in result.content))
             results.append(result)
     await finish_logouts()
     return results
@@ -125,7 +126,7 @@ async def test_search_thread_draft_and_send_each_log_in_with_xoauth2(
     assert smtp and all(smtp), smtp
     assert not [a for a in google.provider.attempts_of(OSOBNI) if a.mechanism != "XOAUTH2"]
     assert not [c for c in emulator.commands(OSOBNI) if c.name == "LOGIN"]
-    assert [e.to for e in emulator.outbox()] == [["anna@example.org"]] or emulator.outbox()
+    assert len(emulator.outbox()) == 1
     assert google.provider.token_requests == {"authorization_code": 0, "refresh_token": 0}
 
 
@@ -159,12 +160,12 @@ async def test_invalid_grant_is_auth_failed_with_the_sign_in_command_and_no_seco
     google.provider.knobs.refresh_outcome = "invalid_grant"
     clock.advance(3600)
     first, again = await calls(runtime, outputs, SEARCH, SEARCH)
-    error = first.structured_content["error"]
+    error = error_body(first)
     assert (error["code"], error["retryable"]) == ("auth_failed", False)
     message = error["message"]
     assert '"osobni"' in message and "invalid_grant" in message and "--sign-in osobni" in message
     assert "7 days" in message and "In production" in message and "Internal" in message
-    assert again.structured_content["error"]["code"] == "auth_failed"
+    assert error_body(again)["code"] == "auth_failed"
     assert google.provider.token_requests["refresh_token"] == 1  # the second call did not ask again
     assert xoauth2(google, "imap") == []  # nothing was sent to Gmail with a dead token
 
@@ -178,7 +179,7 @@ async def test_ten_parallel_calls_at_the_end_of_a_token_share_one_refresh(
             *(client.call_tool("mg_search_threads", {"account": "osobni", "query": f"x{i}"}) for i in range(10))
         )
     await finish_logouts()
-    outputs.extend(r.content[0].text for r in results)
+    outputs.extend(str(r.content) for r in results)
     assert not any(r.is_error for r in results), outputs
     assert google.provider.token_requests["refresh_token"] == 1
     imap = xoauth2(google, "imap")
@@ -194,14 +195,17 @@ async def test_list_accounts_shows_auth_and_verify_names_the_sign_in(
     tokens_file = client_of(runtime).tokens_file
     tokens_file.unlink()
     [unsigned] = await calls(runtime, outputs, ("mg_list_accounts", {"verify": True}))
-    [failure] = [f for f in unsigned.structured_content["failures"] if f["account"] == "osobni"]
-    assert "not signed in yet" in failure["message"] and "--sign-in osobni" in failure["message"]
+    failures = [f for f in unsigned.structured_content["failures"] if f["account"] == "osobni"]
+    assert [f["check"] for f in failures] == ["imap", "smtp"]
+    assert all("not signed in yet" in f["message"] and "--sign-in osobni" in f["message"] for f in failures)
     sign_in_directly(google, client_of(runtime))
     google.provider.revoke_sign_in(OSOBNI)
     clock.advance(3600)
     [revoked] = await calls(runtime, outputs, ("mg_list_accounts", {"verify": True}))
-    [failure] = [f for f in revoked.structured_content["failures"] if f["account"] == "osobni"]
-    assert "signed-in access" in failure["message"] and "--sign-in osobni" in failure["message"]
+    failures = [f for f in revoked.structured_content["failures"] if f["account"] == "osobni"]
+    assert [f["check"] for f in failures] == ["imap", "smtp"]
+    assert all("signed-in access revoked" in f["message"] and "--sign-in osobni" in f["message"] for f in failures)
+    assert google.provider.token_requests["refresh_token"] == 1  # the two checks shared one refresh attempt
 
 
 def test_the_watcher_ends_with_its_auth_failure_code_on_invalid_grant(
@@ -215,6 +219,7 @@ def test_the_watcher_ends_with_its_auth_failure_code_on_invalid_grant(
         grants["osobni"] = tokens.Grant(stale.address, stale.refresh_token, stale.access_token, 0.0, 0.0)
         tokens.write_grants(path, grants)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MG_")}
+    (tmp_path / "state").mkdir()
     done = subprocess.run(
         [sys.executable, "-m", "mcp_multi_gmail", "--config", str(runtime.config.path), "--wait",
          "--since", f"osobni={datetime.now(UTC).date().isoformat()}", "--max", "1m", "--interval", "1m"],

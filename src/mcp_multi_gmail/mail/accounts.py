@@ -25,6 +25,9 @@ class AliasInfo(BaseModel):
 class AccountInfo(BaseModel):
     account: str = Field(description="Short name used as `account` in every tool")
     address: str
+    auth: Literal["app_password", "oauth"] = Field(
+        description='How it signs in: an app password, or "oauth" (the user signed in with Google once)'
+    )
     shared: bool
     work_scope: Literal["everything", "inbox"]
     unread_only: bool
@@ -92,6 +95,7 @@ def describe(account: Account) -> AccountInfo:
     return AccountInfo(
         account=account.name,
         address=account.address,
+        auth=account.auth,
         shared=account.shared,
         work_scope=account.work_scope,
         unread_only=account.unread_only,

@@ -45,9 +45,9 @@ def not_signed_in(name: str, address: str, config: Path) -> MailError:
 def signed_out(name: str, address: str, config: Path) -> MailError:
     return MailError(
         "auth_failed",
-        f'Google no longer accepts the signed-in access of mailbox "{name}" ({address}): invalid_grant '
-        "(access revoked, the account's password changed, or the 7-day limit of a project in Testing). "
-        f"{_run_again(config, name)}. {_TESTING_EXPIRY}",
+        f'Mailbox "{name}" ({address}): signed-in access revoked or expired. Google answered invalid_grant: '
+        "the user removed the access, changed the account's password, or the 7 days of a project in "
+        f"Testing are up. {_run_again(config, name)}. {_TESTING_EXPIRY}",
         kind="signed_out",
     )
 

@@ -274,7 +274,10 @@ def _login_cause(error: MailError) -> str:
     if error.kind == "imap_disabled":
         return "Gmail má pro ni vypnutý IMAP"
     if error.kind == "signed_out":
-        return "přihlášení přes Google skončilo (zrušené, změněné heslo účtu, nebo 7denní lhůta projektu v režimu Testing) a je třeba ho zopakovat"
+        return (
+            "přihlášení přes Google skončilo (zrušené, změněné heslo účtu, nebo 7denní lhůta projektu "
+            "v režimu Testing) a je třeba ho zopakovat"
+        )
     return "heslo aplikace je nejspíš zrušené nebo změněné"
 
 
