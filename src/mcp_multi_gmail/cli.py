@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def watch(argv: Sequence[str]) -> int:
-    """The --wait watcher: one line on stdout, exit code for the assistant (README.en.md, "The mail watcher")."""
+    """The --wait watcher: one line on stdout, exit code for the assistant (docs/en/watcher.md)."""
     if check_location(project_dir(), release=is_release_build()) is not None:
         print(f"chyba: {GUARD_MESSAGE.replace(chr(10), ' ')}", flush=True)
         return WATCHER_BAD_START
