@@ -46,6 +46,6 @@ async def test_the_published_tool_list_matches_the_committed_snapshot(demo: Runt
         )
         pytest.fail(
             f"The published tool list differs from {SNAPSHOT.name}. If the change is deliberate, "
-            f"regenerate it with {UPDATE_VARIABLE}=1 uv run pytest {Path(__file__).name} and say so in "
+            f"regenerate it with {UPDATE_VARIABLE}=1 uv run pytest tests/server/{Path(__file__).name} and say so in "
             f"CHANGELOG.md.\n{diff[:6000]}"
         )

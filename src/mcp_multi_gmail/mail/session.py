@@ -13,17 +13,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from pydantic import BaseModel
+
 from .. import progress
 from ..config import Account
 from ..errors import MailError
 from ..gmail import imap
 from ..gmail.imap import ImapSession
 from ..runtime import Runtime
-from .results import SearchFailure
 
 T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
+
+
+class SearchFailure(BaseModel):
+    account: str
+    code: str
+    message: str
 
 
 async def in_session(runtime: Runtime, account: Account, work: Callable[[ImapSession], T]) -> T:
