@@ -1,0 +1,85 @@
+"""What imapclient hands back: the model of one message's FETCH answer, and text out of its atoms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..parse.bodystructure import Part
+    from ..parse.envelope import EnvelopeInfo
+
+# imapclient and the parser are imported at the first answer, not at start-up: the server
+# answers `initialize` before any mailbox is touched.
+
+# Gmail's verdict and the delivery trace that shows Gmail wrote it (see parse.authresults.authentication).
+AUTH_FIELDS = "AUTHENTICATION-RESULTS ARC-AUTHENTICATION-RESULTS RECEIVED RECEIVED-SPF"
+AUTH_HEADER = f"BODY.PEEK[HEADER.FIELDS ({AUTH_FIELDS})]"
+_AUTH_KEY = f"BODY[HEADER.FIELDS ({AUTH_FIELDS})]".encode()
+
+
+def text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+@dataclass
+class Fetched:
+    """What one FETCH told us about one message (fields not asked for stay None)."""
+
+    uid: int
+    thread_id: int | None = None
+    gmail_msgid: int | None = None
+    internaldate: datetime | None = None
+    labels: tuple[str, ...] | None = None
+    flags: tuple[str, ...] | None = None
+    size: int | None = None
+    envelope: EnvelopeInfo | None = None
+    parts: list[Part] | None = None
+    auth_header: bytes | None = None
+
+
+def _label(raw: object) -> str:
+    from imapclient.imap_utf7 import decode as decode_utf7
+
+    if isinstance(raw, bytes):
+        return str(decode_utf7(raw))
+    return str(raw)
+
+
+def _aware(value: object) -> datetime | None:
+    if not isinstance(value, datetime):
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
+    """One message's FETCH answer (imapclient's dict of items) as a Fetched."""
+    from ..parse.bodystructure import parts
+    from ..parse.envelope import envelope_info
+
+    item = Fetched(uid=uid)
+    if b"X-GM-THRID" in data:
+        item.thread_id = int(data[b"X-GM-THRID"])
+    if b"X-GM-MSGID" in data:
+        item.gmail_msgid = int(data[b"X-GM-MSGID"])
+    if b"INTERNALDATE" in data:
+        item.internaldate = _aware(data[b"INTERNALDATE"])
+    if b"X-GM-LABELS" in data:
+        item.labels = tuple(_label(x) for x in data[b"X-GM-LABELS"] or ())
+    if b"FLAGS" in data:
+        item.flags = tuple(text(x) for x in data[b"FLAGS"] or ())
+    if b"RFC822.SIZE" in data:
+        item.size = int(data[b"RFC822.SIZE"])
+    if b"ENVELOPE" in data:
+        item.envelope = envelope_info(data[b"ENVELOPE"])
+    if b"BODYSTRUCTURE" in data:
+        item.parts = parts(data[b"BODYSTRUCTURE"])
+    auth = data.get(_AUTH_KEY)
+    if auth is None:  # a server may echo the field list in its own spelling
+        auth = next((v for k, v in data.items() if bytes(k).upper().startswith(b"BODY[HEADER.FIELDS")), None)
+    if auth is not None or _AUTH_KEY in data:
+        item.auth_header = bytes(auth or b"")
+    return item
