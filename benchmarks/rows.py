@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 import fixtures as fx
@@ -98,6 +99,17 @@ class Bench:
         self.rows.append(row)
         return row
 
+    async def invoices(self, key: str, title: str, ms: int, ours: Driver, box: fx.Mailbox) -> Row:
+        """Rows a and e1: the `Invoice` search on one mailbox, 20 results, the same ids on both."""
+        ours_op = op.ours_search(ours, box.name, f"subject:{fx.INVOICE}")
+        peer = partial(op.peer_list, account=box.name, word=fx.INVOICE)
+        return await self.pair(key, title, ms, ours_op, peer, check=op.same_ids)
+
+    async def bodies(self, key: str, title: str, ms: int, ours: Driver, box: fx.Mailbox, ids: list[str]) -> Row:
+        """Rows b, c, h and e3: ours one mg_get_message per id, the peer one call with every id."""
+        peer = partial(op.peer_bodies, box=box, ids=ids)
+        return await self.pair(key, title, ms, op.ours_bodies(ours, box, ids), peer)
+
     async def run_latency(self, latency_ms: int, big_here: bool) -> None:
         """Every tool row at `latency_ms` (the emulator's delay is already set)."""
         await self.read_rows(latency_ms)
@@ -109,26 +121,10 @@ class Bench:
     async def read_rows(self, ms: int) -> None:
         """a, b, c, c2, c4, c3: searching and reading one 1k mailbox."""
         a, ours = self.setup.trio[0], self.ours_trio
-        await self.pair(
-            "a",
-            "search `Invoice` (67 matches) + 20 results, 1k mailbox",
-            ms,
-            op.ours_search(ours, a.name, f"subject:{fx.INVOICE}"),
-            lambda peer: op.peer_list(peer, a.name, fx.INVOICE),
-            check=op.same_ids,
-        )
-        one = a.thread_ids[:1]
-        await self.pair(
-            "b", "1 body, 1k mailbox", ms, op.ours_bodies(ours, a, one), lambda peer: op.peer_bodies(peer, a, one)
-        )
+        await self.invoices("a", "search `Invoice` (67 matches) + 20 results, 1k mailbox", ms, ours, a)
+        await self.bodies("b", "1 body, 1k mailbox", ms, ours, a, a.thread_ids[:1])
         ten = a.thread_ids
-        await self.pair(
-            "c",
-            "10 bodies (ours: 10 × mg_get_message; peer: 1 call, 10 ids)",
-            ms,
-            op.ours_bodies(ours, a, ten),
-            lambda peer: op.peer_bodies(peer, a, ten),
-        )
+        await self.bodies("c", "10 bodies (ours: 10 × mg_get_message; peer: 1 call, 10 ids)", ms, ours, a, ten)
         await self.pair(
             "c2",
             "the same 10 messages as one thread (ours: 1 × mg_get_thread, headers + auth, NO bodies)",
@@ -164,26 +160,12 @@ class Bench:
             lambda peer: op.peer_three(peer, trio),
         )
         assert a.big_id is not None
-        big = [a.big_id]
-        await self.pair(
-            "h",
-            "1 body of a 10 MB message (7.6 MB attachment)",
-            ms,
-            op.ours_bodies(self.ours_trio, a, big),
-            lambda peer: op.peer_bodies(peer, a, big),
-        )
+        await self.bodies("h", "1 body of a 10 MB message (7.6 MB attachment)", ms, self.ours_trio, a, [a.big_id])
 
     async def big_rows(self, ms: int, big: fx.Mailbox) -> None:
         """e1–e3: the 20 000-message mailbox."""
         rest = self.ours_rest
-        await self.pair(
-            "e1",
-            "20k mailbox: search `Invoice` (67 matches) + 20 results",
-            ms,
-            op.ours_search(rest, big.name, f"subject:{fx.INVOICE}"),
-            lambda peer: op.peer_list(peer, big.name, fx.INVOICE),
-            check=op.same_ids,
-        )
+        await self.invoices("e1", "20k mailbox: search `Invoice` (67 matches) + 20 results", ms, rest, big)
         row = await self.pair(
             "e2",
             "20k mailbox: search `Report` (10 000 matches) + 20 results",
@@ -195,14 +177,7 @@ class Bench:
         )
         codes = {((r.data() or {}).get("error") or {}).get("code") for r in row.ours_last}
         row.ours.note = "error query_too_broad (limit 5 000 matches)" if "query_too_broad" in codes else None
-        one = big.thread_ids[:1]
-        await self.pair(
-            "e3",
-            "20k mailbox: 1 body",
-            ms,
-            op.ours_bodies(rest, big, one),
-            lambda peer: op.peer_bodies(peer, big, one),
-        )
+        await self.bodies("e3", "20k mailbox: 1 body", ms, rest, big, big.thread_ids[:1])
 
     async def work_rows(self, ms: int) -> None:
         """f1–f4, ours only: the pass over new mail and the processed label."""
