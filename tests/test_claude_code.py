@@ -11,6 +11,11 @@ plus one long thread and one long message, so results at the schema's maximums a
   what the model reads. The tests assert on it: the instructions arrived whole, results at the
   schema's maximums arrived inline (not "saved to a file"), an error arrived readable, and a
   broken configuration's report reached the model (repair mode, docs/pro-asistenta-potize.md).
+- The protocol Claude Code negotiated (what `/mcp` shows as "Protocol"), read from its MCP log.
+
+Since about 2.1.292 Claude Code lists MCP tools to the model by name only ("deferred tools") and
+loads a tool's schema when the model asks `ToolSearch` for it: the script does that first, as a
+model must, and the tests check that every tool's name was listed at the start.
 
 All Claude Code runs happen once per test run (the `recorded` fixture, shared by the xdist
 workers); each test asserts on one part of the record. Claude Code runs with
@@ -45,7 +50,8 @@ from support.node import exclusive, in_ci, installed_packages
 from support.release import build_release_vault, user_shell_env
 
 PACKAGE = Path(__file__).resolve().parent / "claude_code"
-VERSION = "2.1.197"
+VERSION = "2.1.332"  # the current release; 2.1.197 was the pin before (docs/architecture.md)
+PROTOCOL = "2026-07-28"  # the stateless revision, which the MCP Python SDK 2.3 serves
 SERVER = "multi-gmail"
 BROKEN = "broken-gmail"
 OURS = f"mcp__{SERVER}__"
@@ -59,7 +65,6 @@ LONG_MESSAGE_ID = "dlouha-priloha-2026@example.cz"
 MISSING_MESSAGE_ID = "nikdy-nebyla@example.cz"
 SAVED_NOTICE = "exceeds maximum allowed tokens"
 TIMEOUT_S = 240
-MAX_WAITS = 40
 
 
 # ------------------------------------------------------------------ Claude Code, the vault, the mailboxes
@@ -173,7 +178,7 @@ def make_home(folder: Path, emulator: GmailEmulator, *projects: Path) -> dict[st
     their .mcp.json server approved, uv's cache kept, the emulator as Gmail."""
     config_dir = folder / ".claude"
     config_dir.mkdir(parents=True)
-    # Approval of a project's .mcp.json servers is per working folder (measured with 2.1.197):
+    # Approval of a project's .mcp.json servers is per working folder (measured with 2.1.197 and 2.1.332):
     # the folder's trust and its enabled servers, as the first-run dialogs would record them.
     approved = {"hasTrustDialogAccepted": True, "enabledMcpjsonServers": [SERVER]}
     state = {"hasCompletedOnboarding": True, "projects": {str(project): approved for project in projects}}
@@ -199,18 +204,34 @@ def mcp_list(claude: str, cwd: Path, env: dict[str, str]) -> str:
     return lines[0] if len(lines) == 1 else out + done.stderr.decode("utf-8", "replace")
 
 
-def server_instructions(vault: Path, env: dict[str, str]) -> str:
-    """What the server itself hands out as instructions (started by the .mcp.json entry, which also
-    creates the add-on's .venv before Claude Code's first connection)."""
+def server_facts(vault: Path, env: dict[str, str]) -> tuple[str, list[str]]:
+    """What the server itself hands out: its instructions and its tool names (started by the .mcp.json
+    entry, which also creates the add-on's .venv before Claude Code's first connection)."""
     entry = mcp_server_entry()
     params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env, cwd=vault)
 
-    async def read() -> str:
+    async def read() -> tuple[str, list[str]]:
         async with Client(params) as client:
             assert client.instructions is not None
-            return client.instructions
+            listed = await client.list_tools()
+            return client.instructions, [tool.name for tool in listed.tools]
 
     return anyio.run(read)
+
+
+def negotiated_protocols(home: Path, cwd: Path) -> dict[str, str]:
+    """The protocol revision of each server Claude Code connected to in `cwd`, from its MCP logs
+    (`~/.cache/claude-cli-nodejs/<cwd>/mcp-logs-<server>/*.jsonl`): the value `/mcp` shows."""
+    found: dict[str, str] = {}
+    for log in sorted((home / ".cache" / "claude-cli-nodejs").glob("*/mcp-logs-*/*.jsonl")):
+        server = log.parent.name.removeprefix("mcp-logs-")
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            entry = json.loads(line)
+            debug = entry.get("debug", "")
+            if entry.get("cwd") == str(cwd) and debug.startswith("Connection established with capabilities: "):
+                capabilities = json.loads(debug.split(": ", 1)[1])
+                found[server] = capabilities.get("negotiatedProtocolVersion", "none")
+    return found
 
 
 # ------------------------------------------------------------------ a scripted session
@@ -244,20 +265,24 @@ def find_thread(value: Any, subject: str) -> str | None:
     return None
 
 
+BROKEN_TOOL = f"mcp__{BROKEN}__mg_list_accounts"
+USED = (OURS + "mg_next_pass", OURS + "mg_get_thread", OURS + "mg_get_message", BROKEN_TOOL)
+
+
 def script(conversation: Conversation) -> ToolCall | None:
-    """What the model does: wait for the servers, ask the broken one, then a pass, the long thread
-    with every body at the largest budget, the long message at the largest window, a missing message."""
+    """What the model does: load the tools it will use, ask the broken server, then a pass, the long
+    thread with every body at the largest budget, the long message at the largest window, a missing message."""
     tools = conversation.tools
     calls = conversation.calls()
-    # In -p mode the first request leaves before the servers are up; Claude Code's own tool waits
-    # a while for them and answers "Still connecting" until each has connected or failed.
-    waits = [result_text(result or {}) for call, result in calls if call.name == "WaitForMcpServers"]
-    if (not waits or "Still connecting" in waits[-1]) and len(waits) < MAX_WAITS:
-        return ToolCall("WaitForMcpServers", {"servers": [SERVER, BROKEN]})
+    done = {call.name for call, _ in calls}
+    # In -p mode Claude Code waits for the servers before the first request, but offers their tools
+    # by name only: ToolSearch "select:" puts the schemas into the next request's tool list.
+    missing = [name for name in USED if name not in tools]
+    if missing and "ToolSearch" in tools and "ToolSearch" not in done:
+        return ToolCall("ToolSearch", {"query": "select:" + ",".join(missing)})
     if not any(name.startswith(OURS) for name in tools):
         return None
-    done = {call.name for call, _ in calls}
-    broken_tool = f"mcp__{BROKEN}__mg_list_accounts"
+    broken_tool = BROKEN_TOOL
     if broken_tool in tools and broken_tool not in done:
         return ToolCall(broken_tool, {})
     since = (datetime.now(UTC) - timedelta(days=60)).strftime("%Y-%m-%d")
@@ -303,12 +328,24 @@ class Session:
         return parts
 
     def instructions_of(self, server: str) -> str | None:
-        """The instructions of `server` as the model read them (Claude Code's "## <server>" section)."""
+        """The instructions of `server` as the model read them (Claude Code's "## <server>" section,
+        up to the next server's heading or the skills list Claude Code writes after the last one)."""
         heading = f"## {server}\n"
         for part in self.texts():
             if heading in part:
-                return part.split(heading, 1)[1].split("\n\n## ", 1)[0]
+                section = part.split(heading, 1)[1]
+                for end in ("\n\n## ", "\n\nThe following skills are available"):
+                    section = section.split(end, 1)[0]
+                return section
         return None
+
+    def deferred_tools(self) -> list[str]:
+        """The tool names Claude Code listed to the model at the start, schemas not loaded (ToolSearch)."""
+        for part in self.texts():
+            if "deferred tools are now available via ToolSearch" in part:
+                listing = part.split("deferred tools are now available via ToolSearch", 1)[1]
+                return listing.split(":\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        return []
 
     def result(self, name: str, **match: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """The (call input, tool_result block) of the first call of `name` whose input has `match`."""
@@ -360,21 +397,30 @@ def record_everything(folder: Path) -> dict[str, Any]:
     with mailboxes(folder / "emulator") as emulator:
         long_mail(emulator)
         env = make_home(folder / "home", emulator, vault, vault / SUBFOLDER, old / SUBFOLDER)
-        instructions = server_instructions(vault, env)
+        instructions, tool_names = server_facts(vault, env)
         connections = {
             "root": mcp_list(claude, vault, env),
             "subfolder": mcp_list(claude, vault / SUBFOLDER, env),
             "old-entry-subfolder": mcp_list(claude, old / SUBFOLDER, env),
         }
         session = run_session(claude, vault, env)
-    return {"instructions": instructions, "connections": connections, "session": session}
+    protocols = negotiated_protocols(folder / "home", vault / SUBFOLDER)
+    return {
+        "instructions": instructions,
+        "tool_names": tool_names,
+        "connections": connections,
+        "session": session,
+        "protocols": protocols,
+    }
 
 
 @dataclass(frozen=True)
 class Recorded:
     instructions: str
+    tool_names: list[str]
     connections: dict[str, str]
     session: Session
+    protocols: dict[str, str]
 
 
 @pytest.fixture(scope="session")
@@ -395,7 +441,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     session = Session(run["last"], run["output"])
     assert run["returncode"] == 0 and run["last"], run["output"][-4000:]
     report(session)
-    return Recorded(data["instructions"], data["connections"], session)
+    return Recorded(data["instructions"], data["tool_names"], data["connections"], session, data["protocols"])
 
 
 def report(session: Session) -> None:
@@ -422,7 +468,12 @@ def test_claude_code_connects_from_the_vault_root_and_a_subfolder(recorded: Reco
 def test_old_entry_fails_from_a_subfolder(recorded: Recorded) -> None:
     """The counter-example: the entry the READMEs gave before, relative to Claude Code's own folder."""
     line = recorded.connections["old-entry-subfolder"]
-    assert line.endswith("✘ Failed to connect"), line
+    assert "✘ Failed to connect" in line, line  # 2.1.332 adds the reason: "— CONNECTION_CLOSED: …"
+
+
+def test_claude_code_speaks_the_stateless_protocol(recorded: Recorded) -> None:
+    """The revision Claude Code negotiated with each server of the session, as `/mcp` shows it."""
+    assert recorded.protocols == {SERVER: PROTOCOL, BROKEN: PROTOCOL}
 
 
 # ------------------------------------------------------------------ what the model received
@@ -434,6 +485,12 @@ def test_instructions_reach_the_model_whole(recorded: Recorded) -> None:
     assert read is not None, "the server's instructions never reached the model"
     assert "[truncated]" not in read, f"the model read {len(read)} characters of {len(instructions)}: …{read[-120:]!r}"
     assert read.rstrip() == instructions.rstrip()
+
+
+def test_every_tool_name_reaches_the_model_at_the_start(recorded: Recorded) -> None:
+    """Only names load at the start (the schemas behind ToolSearch), so each name must be there."""
+    listed = recorded.session.deferred_tools()
+    assert recorded.tool_names and all(OURS + name in listed for name in recorded.tool_names), listed
 
 
 @pytest.mark.parametrize(

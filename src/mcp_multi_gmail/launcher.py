@@ -34,7 +34,7 @@ CONFIG_ARG = "system/multigmail.json"
 # would only make the inner uv warn that it does not match the add-on's environment.
 LAUNCHER_CODE = (
     "import os,sys,subprocess;from pathlib import Path as P;"
-    "h=P.cwd();r=next((d for d in (h,*h.parents) if (d/'.miladka').is_dir()),h);"
+    f"h=P.cwd();r=next((d for d in (h,*h.parents) if (d/'{VAULT_MARKER}').is_dir()),h);"
     "os.chdir(r);os.environ.pop('VIRTUAL_ENV',None);"
     "c=[os.environ.get('UV') or 'uv','run',*sys.argv[1:]];"
     "sys.exit(subprocess.call(c)) if os.name=='nt' else os.execvp(c[0],c)"

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from .launcher import VAULT_MARKER
+
 AddonKind = Literal[".doplnky", ".addons"]
 _KINDS: tuple[AddonKind, ...] = (".doplnky", ".addons")
 
@@ -62,8 +64,8 @@ def check_location(project_dir: Path, *, release: bool) -> str | None:
     layout = detect_layout(project_dir)
     if layout is None:
         return f"program není ve složce doplňků Miládky (.doplnky/mcp-multi-gmail/), ale v {project_dir}"
-    if not (layout.vault_root / ".miladka" / "VERSION").is_file():
-        return f"složka {layout.vault_root} nemá .miladka/VERSION, není to složka Miládky"
+    if not (layout.vault_root / VAULT_MARKER / "VERSION").is_file():
+        return f"složka {layout.vault_root} nemá {VAULT_MARKER}/VERSION, není to složka Miládky"
     return None
 
 

@@ -17,7 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from imapclient.response_parser import parse_fetch_response
 
-from gmail_emulator.mime import ParsedMessage, decode_words, imap_nstring, normalize_crlf
+from gmail_emulator.imap_codec import imap_nstring
+from gmail_emulator.mime import ParsedMessage
+from gmail_emulator.mime_text import decode_words, normalize_crlf
 
 _LITERAL = re.compile(rb"\{(\d+)\}\r\n")
 

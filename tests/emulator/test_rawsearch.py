@@ -1,4 +1,4 @@
-"""gmail_emulator.rawsearch: the X-GM-RAW subset listed in BEHAVIOURS.md."""
+"""gmail_emulator.rawquery and rawsearch: the X-GM-RAW subset listed in BEHAVIOURS.md."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from email.message import EmailMessage
 import pytest
 
 from gmail_emulator.mime import ParsedMessage
+from gmail_emulator.rawquery import parse_raw
 from gmail_emulator.rawsearch import (
     And,
     MatchAll,
@@ -19,7 +20,6 @@ from gmail_emulator.rawsearch import (
     SearchView,
     Term,
     mentions_trash_or_spam,
-    parse_raw,
 )
 
 NOW = datetime(2026, 3, 15, 12, 0, tzinfo=UTC)

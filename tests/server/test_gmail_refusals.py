@@ -76,7 +76,7 @@ def runtime(
 
 
 def _log_in_and_fetch(runtime: Runtime) -> None:
-    with imap.open_session("o", ME, PASSWORD, runtime.endpoint) as session:
+    with imap.logged_in("o", ME, PASSWORD, runtime.endpoint) as session:
         session.open(imap.ALL_MAIL)
         session.fetch_all(["FLAGS"])
 

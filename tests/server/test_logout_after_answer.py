@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.gmail import imap
+from mcp_multi_gmail.gmail.imap import login, worker
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
 from support import wait_until_async
@@ -36,14 +36,14 @@ def logouts(emulator: GmailEmulator) -> int:
 def sockets(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The client side of every IMAP connection the server opens."""
     opened: list[Any] = []
-    connect = imap._connect
+    connect = login.connect
 
     def recording(endpoint: Any) -> Any:
         client = connect(endpoint)
         opened.append(client.socket())
         return client
 
-    monkeypatch.setattr(imap, "_connect", recording)
+    monkeypatch.setattr(login, "connect", recording)
     return opened
 
 
@@ -85,12 +85,12 @@ async def test_every_session_of_a_busy_client_logs_out(
 async def test_a_silent_logout_does_not_keep_the_socket(
     emulator: GmailEmulator, runtime: Runtime, sockets: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(imap, "LOGOUT_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(login, "LOGOUT_TIMEOUT_S", 0.2)
     emulator.set_latency("LOGOUT", 2.0)  # Gmail does not answer the LOGOUT in time
     async with Client(build_server(runtime)) as client:
         assert (await client.call_tool("mg_list_labels", {"account": "o"})).is_error is False
         # Bounded by the short LOGOUT timeout, not by the 120 s read timeout.
         await wait_for(lambda: len(sockets) == 1 and all_closed(sockets), "the socket to close")
-        await wait_for(lambda: logouts(emulator) == 0 and not imap._LOGGING_OUT, "the worker to finish")
+        await wait_for(lambda: logouts(emulator) == 0 and not worker.LOGGING_OUT, "the worker to finish")
     # The emulator's side ends once its delayed answer finds the socket gone (no leftovers for later tests).
     await wait_for(lambda: logouts(emulator) == 1, "the emulator to notice", timeout=30)

@@ -74,7 +74,7 @@ def fetch_responses(path: Path) -> list[Response]:
 
 
 def parse(response: Response) -> dict[bytes, Any]:
-    """One response through imapclient's own FETCH parser, as gmail/imap.py receives it."""
+    """One response through imapclient's own FETCH parser, as gmail/imap/ receives it."""
     from imapclient.response_parser import parse_fetch_response
 
     parsed = parse_fetch_response(response.imaplib_data, normalise_times=False, uid_is_key=False)

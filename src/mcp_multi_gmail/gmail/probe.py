@@ -18,13 +18,14 @@ from email.utils import format_datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from imapclient.exceptions import IMAPClientAbortError, IMAPClientError, LoginError
+from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
 
 from ..errors import MailError
 from .endpoint import Endpoint
-from .imap import ALL_MAIL, DRAFTS, TRASH, ImapSession, _close, _connect, _gmail_reason, _web_alert, network_error
+from .imap import ALL_MAIL, DRAFTS, TRASH, ImapSession
+from .imap.failures import connection_broke, gmail_reason, network_error
+from .imap.login import connect, log_out, login_refusal
 from .parse.envelope import envelope_info
-from .refusals import login_refused
 
 # Zones tried for the SINCE day boundary, most likely first: Google documents Pacific midnight;
 # UTC is what RFC 3501 readers expect; the rest cover the account's own zone in most of the world.
@@ -380,17 +381,14 @@ def run_probe(
 ) -> ProbeReport:
     report = ProbeReport(account=account)
     try:
-        client = _connect(endpoint, early_capability=True)
+        client = connect(endpoint, early_capability=True)
     except (OSError, IMAPClientError) as error:
         raise network_error(account, error) from None
     try:
         report.capabilities_before = _caps(client.capabilities())
-        try:
-            client.login(address, password)
-        except LoginError as error:
-            if isinstance(error.__context__, IMAPClientAbortError | OSError):
-                raise network_error(account, error.__context__) from None
-            report.login_error = login_refused(account, _gmail_reason(error), web_alert=_web_alert(client))
+        # The session's own LOGIN: a refusal is reported, a dropped line (or Gmail's BYE) ends the probe.
+        report.login_error = login_refusal(client, account, address, password)
+        if report.login_error is not None:
             return report
         report.capabilities_after = _caps(client.capabilities())
         session = ImapSession(client, account)
@@ -403,12 +401,12 @@ def run_probe(
         if write_test:
             report.draft = draft_test(session, address)
     except IMAPClientAbortError as error:
-        raise network_error(account, error) from None
+        raise connection_broke(account, error) from None
     except (TimeoutError, OSError) as error:
         raise network_error(account, error) from None
     except IMAPClientError as error:
-        raise MailError("upstream_error", f'Mailbox "{account}": Gmail answered: {_gmail_reason(error)}') from None
+        raise MailError("upstream_error", f'Mailbox "{account}": Gmail answered: {gmail_reason(error)}') from None
     finally:
         with contextlib.suppress(Exception):
-            _close(client)
+            log_out(client)
     return report

@@ -4,20 +4,87 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from typing import Literal
+
+from pydantic import BaseModel, Field
 
 from ..config import Account, Config, ConfigError, load_config
 from ..errors import MailError
 from ..gmail import imap, smtp
 from ..runtime import WARNING_PREFIX, Runtime, report_lines, start_warnings
 from . import budget
-from .results import (
-    AccountFailure,
-    AccountInfo,
-    AliasInfo,
-    ListAccountsResult,
-    ReloadResult,
-    SmtpPort,
-)
+
+
+class AliasInfo(BaseModel):
+    address: str
+    name: str | None
+    purpose: str | None
+    default_signature: str | None
+
+
+class AccountInfo(BaseModel):
+    account: str = Field(description="Short name used as `account` in every tool")
+    address: str
+    shared: bool
+    work_scope: Literal["everything", "inbox"]
+    unread_only: bool
+    assignment_labels: list[str]
+    my_label: str | None
+    can_send: bool
+    allowed_recipients: list[str] | None = Field(description="null = no limit; [] = nobody may be addressed")
+    processed_label: str | None = Field(
+        description="Goes on every MESSAGE a pass looked at (mg_label_message); null = this mailbox is never labelled"
+    )
+    classification_labels: dict[str, str] = Field(
+        description="Category label -> its meaning (choose by meaning); one goes on a THREAD (mg_label_thread). "
+        "{} = this mailbox is not classified"
+    )
+    signatures: list[str] = Field(description="Signature names only")
+    default_signature: str | None
+    aliases: list[AliasInfo]
+    watch: bool
+
+
+class SmtpPort(BaseModel):
+    account: str
+    port: int
+
+
+class AccountFailure(BaseModel):
+    account: str
+    code: str
+    message: str
+    check: Literal["imap", "smtp"]
+
+
+class ListAccountsResult(BaseModel):
+    accounts: list[AccountInfo]
+    watch_hours: str | None
+    watch_interval_minutes: float | None
+    verified: bool = Field(description="True only says verification ran; the outcome is `failures`")
+    smtp: list[SmtpPort] = Field(description="With verify: the SMTP port that accepted each login")
+    failures: list[AccountFailure] = Field(description="With verify: every check that failed")
+    warnings: list[str] = Field(
+        default_factory=list, description="Start-up warnings (Czech), the lines stderr shows after POZOR:"
+    )
+    confirm_sends: bool = Field(default=False, description="True: the client asks the user before every send")
+
+
+class ReloadResult(BaseModel):
+    reloaded: bool
+    accounts: list[str]
+    accounts_added: list[str]
+    accounts_removed: list[str]
+    accounts_changed: list[str]
+    attachments_or_quotes_changed: bool
+    watch_settings_changed: bool
+    warnings: list[str]
+    next: str
+    instructions: str | None = Field(
+        default=None,
+        description="Only when this reload ended repair mode or changed them: the server instructions for "
+        "the loaded configuration (they replace the ones given at start). Follow them.",
+    )
 
 
 def describe(account: Account) -> AccountInfo:
@@ -53,7 +120,7 @@ def _hours(config: Config) -> str | None:
 
 async def _verify_imap(runtime: Runtime, account: Account) -> AccountFailure | None:
     try:
-        await imap.run_session(
+        await imap.run_on_worker(
             account.name,
             account.address,
             account.password,

@@ -13,15 +13,28 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from pydantic import BaseModel, Field
+
 from ..gmail.imap import Fetched, ImapSession
 from ..gmail.parse.bodystructure import Part, attachment_parts, body_part
 from ..gmail.parse.filenames import generated_name
 from ..gmail.parse.transfer import decode_body, decode_part
 from ..htmltext import html_to_text
 from .preview import preview_of
-from .results import AttachmentInfo
 
 BodyFormat = Literal["text", "html", "html_as_text"]
+
+
+class AttachmentInfo(BaseModel):
+    attachment_id: str = Field(description="Body part number; pass it to mg_get_attachment")
+    filename: str | None
+    mime_type: str
+    size_bytes: int | None = Field(description="Encoded size from the body structure")
+    inline: bool
+    filename_generated: bool = Field(
+        default=False,
+        description="true: the part has no name of its own; filename was made from its part number and type",
+    )
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 RESULT_BUDGET = 40_000
 # A body window always keeps at least this much of the budget: when a message's other fields
@@ -22,6 +22,14 @@ RESULT_BUDGET = 40_000
 BODY_ROOM = 10_000
 # What a cut string ends with, so a reader sees that it is not the whole value.
 CUT_MARK = "…[cut]"
+
+# The budget as the result fields' descriptions name it: "40 000-character budget".
+BUDGET_WORDS = f"{RESULT_BUDGET:,}-character budget".replace(",", " ")
+# What a page of threads holds when the budget ended it (mg_search_threads, mg_next_pass).
+FEWER_THREADS = (
+    f"the result reached its {BUDGET_WORDS} before the page was full, so it holds fewer threads than asked for; "
+    "next_page_token continues with the rest"
+)
 
 M = TypeVar("M", bound=BaseModel)
 R = TypeVar("R")
@@ -97,6 +105,30 @@ def fit_page(result_for: Callable[[int], R], count: int) -> R:
 
     k = longest_page(build, count)
     return built[k] if k in built else result_for(k)
+
+
+# ---------------------------------------------------------------- the page fields of a result
+
+
+def next_page_field(items: str) -> Any:
+    """A result's `next_page_token`: null on the last page of `items`."""
+    return Field(
+        default=None, description=f"Set when more {items} follow: pass it as page_token (same arguments) for them"
+    )
+
+
+def page_cut_field(held: str) -> Any:
+    """A result's `page_budget_exhausted`: true when the budget, not the page size, ended the page
+    (`held`: what the page then holds, and where next_page_token goes on)."""
+    return Field(default=False, description=f"true: {held}")
+
+
+def fewer_than_there_are(items: str) -> str:
+    """What a page of a list (labels, drafts) holds when the budget ended it."""
+    return (
+        f"the result reached its {BUDGET_WORDS}, so it holds fewer {items} than there are (or than asked for); "
+        "next_page_token continues"
+    )
 
 
 # ---------------------------------------------------------------- the last resort

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, Field
+
 from .. import policy
 from ..config import Account
 from ..domain import Address
@@ -24,12 +26,43 @@ from .outgoing import (
     read_original,
     subject_of,
 )
-from .results import DraftResult, DraftsResult, DraftSummary
 from .session import in_session
-from .summary import carries, summarize
+from .summary import MessageSummary, carries, summarize
 
 if TYPE_CHECKING:  # compose loads at the first draft, not at start-up
     from ..gmail.compose import Composed
+
+
+class DraftResult(BaseModel):
+    account: str
+    folder: str
+    message_id: str
+    uid: int | None
+    from_: Address = Field(alias="from")
+    to: list[str]
+    thread_id: str | None
+    joined_thread: bool | None = Field(description="Reply drafts: whether Gmail put it into the answered thread")
+    attachments: list[str] = Field(description="File names actually attached")
+    signature: str | None
+    quoted: bool
+    warning: str | None
+
+    model_config = {"populate_by_name": True}
+
+
+class DraftSummary(MessageSummary):
+    in_reply_to: str | None
+    joined_thread: bool | None
+    warning: str | None
+
+
+class DraftsResult(BaseModel):
+    account: str
+    folder: str
+    total_drafts: int
+    drafts: list[DraftSummary]
+    next_page_token: str | None = budget.next_page_field("drafts")
+    page_budget_exhausted: bool = budget.page_cut_field(budget.fewer_than_there_are("drafts"))
 
 
 def new_message_id(address: str) -> str:

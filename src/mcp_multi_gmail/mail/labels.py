@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, TypeVar
 
+from pydantic import BaseModel, Field
+
 from .. import policy, progress
 from ..config import Account
 from ..errors import invalid_input, not_found
@@ -19,14 +21,73 @@ from ..runtime import Runtime
 from . import budget, inputs
 from .pass_ import or_tree
 from .read import find_message
-from .results import FlagsResult, LabelChange, LabelOutcome, ThreadLabelChange, ThreadOutcome
 from .session import in_session
 from .summary import carries
-from .window import scan_window
+from .window import WindowState, scan_window
 
 MAX_IDS = 500
 # The outcomes a result counts as succeeded (and fit_outcomes keeps last, as the ones needing no attention).
 _SUCCEEDED = ("changed", "already")
+
+
+class LabelOutcome(BaseModel):
+    message_id: str | None
+    uid: int | None
+    outcome: Literal["changed", "already", "not_found", "failed"]
+    detail: str | None
+
+
+class LabelChange(BaseModel):
+    account: str
+    label: str
+    action: Literal["added", "removed"]
+    label_created: bool
+    succeeded: int
+    failed: int
+    messages: list[LabelOutcome]
+    window: WindowState | None = Field(default=None, description="With since: the window as a new pass sees it")
+    messages_omitted: int = Field(
+        default=0,
+        description=f"Outcomes left out of `messages` to keep the result within its {budget.BUDGET_WORDS}: only "
+        "changed/already ones (counted in succeeded); every other outcome is listed, first",
+    )
+
+
+class ThreadOutcome(BaseModel):
+    thread_id: str
+    outcome: Literal["changed", "already", "not_found", "failed"]
+    detail: str | None
+    classification_before: list[str]
+    classification_after: list[str]
+    replaced: list[str] = Field(description="Other classifications taken off by this call")
+    messages: int = Field(description="Messages of the thread")
+    failed_messages: int
+
+
+class ThreadLabelChange(LabelChange):
+    thread_id: str | None = Field(description="The thread of a thread_id call; null with thread_ids")
+    classification_before: list[str] = Field(description="With thread_id; [] with thread_ids (see threads)")
+    classification_after: list[str]
+    replaced: list[str]
+    threads: list[ThreadOutcome] = Field(
+        description="One outcome per thread asked for (see threads_omitted). With thread_ids, `messages` lists "
+        "only failed messages"
+    )
+    threads_omitted: int = Field(
+        default=0,
+        description=f"Thread outcomes left out of `threads` to keep the result within its {budget.BUDGET_WORDS}: "
+        "only changed/already ones; every not_found/failed thread is listed, first",
+    )
+
+
+class FlagsResult(BaseModel):
+    account: str
+    message_id: str
+    uid: int
+    flags_before: list[str]
+    flags_after: list[str]
+    changed: list[str]
+    already_set: list[str]
 
 
 def _has(item: Fetched | None, label: str) -> bool | None:

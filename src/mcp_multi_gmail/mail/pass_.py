@@ -8,21 +8,82 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
 
 from ..config import Account
+from ..domain import Address
 from ..gmail.imap import Fetched, ImapSession
 from ..runtime import Runtime
 from . import budget, inputs
 from .cursor import Key, decode, encode, fingerprint, key_of
 from .preview import previews
-from .results import PassMessage, PassResult, PassThread, PendingOutgoing, SearchFailure
-from .session import each_mailbox
+from .session import SearchFailure, each_mailbox
 from .summary import iso
 from .window import ThreadWork, Window, scan_window
 
 _LATEST = datetime.max.replace(tzinfo=UTC)
 THREAD_FACT_ITEMS = ["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "BODYSTRUCTURE"]
+
+
+class PassMessage(BaseModel):
+    account: str
+    message_id: str | None
+    from_: Address | None = Field(alias="from")
+    to: list[Address]
+    cc: list[Address]
+    received_at: str | None
+    state: Literal["received", "sent"]
+    in_inbox: bool
+    preview: str | None = Field(
+        description="Written by the sender: the first 300 characters of the text, quotes and signature left "
+        "out; null without a text part"
+    )
+
+    model_config = {"populate_by_name": True}
+
+
+class PendingOutgoing(BaseModel):
+    message_id: str | None
+    to: list[Address]
+    subject: str | None
+    state: Literal["draft", "scheduled"]
+    goes_out_at: str | None = Field(description="Scheduled: the due time; draft: null")
+
+
+class PassThread(BaseModel):
+    account: str
+    thread_id: str
+    subject: str | None = Field(description="Subject of the thread's oldest message")
+    message_count: int | None = Field(
+        description="Messages in the whole thread; null = unknown, read the thread with mg_get_thread"
+    )
+    last_received_at: str | None = Field(description="Newest unprocessed (work) message")
+    classification: list[str]
+    user_labels: list[str]
+    assigned: Literal["mine", "other", "none"] | None = Field(
+        description="null when this mailbox has no assignment_labels"
+    )
+    unprocessed: list[PassMessage] = Field(description="Work plus out-of-scope messages, oldest first")
+    pending_outgoing: list[PendingOutgoing]
+
+
+class PassResult(BaseModel):
+    searched_at: str = Field(description="Taken before the search: the next boundary when window_clear is true")
+    since: str = Field(description="The boundary, ISO-8601 UTC")
+    threads: list[PassThread]
+    total_threads: int
+    next_page_token: str | None
+    stale_threads: int = Field(description="Threads whose matches already carry the processed label (index lag)")
+    drafts_in_window: int
+    scheduled_in_window: int
+    outside_scope_in_window: int
+    oldest_unprocessed_at: str | None
+    window_clear: bool = Field(description="Move the boundary to searched_at only when this is true")
+    searched: list[str]
+    failures: list[SearchFailure]
+    page_budget_exhausted: bool = budget.page_cut_field(budget.FEWER_THREADS)
 
 
 def or_tree(thread_ids: list[int]) -> list[Any]:

@@ -12,13 +12,15 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, Field
 
 from .. import deadline, policy, progress
 from ..config import Account
 from ..domain import Address
 from ..errors import MailError
-from ..gmail import imap, smtp
+from ..gmail import smtp
 from ..gmail.imap import SENT, ImapSession
 from ..request import Prepared, Request
 from ..runtime import Runtime
@@ -30,7 +32,6 @@ from .outgoing import (
     read_original,
     subject_of,
 )
-from .results import SendResult, SentCopy
 from .session import in_session
 
 logger = logging.getLogger(__name__)
@@ -47,6 +48,39 @@ LAST_PAUSE_S = 3.0
 # The wait for the copy ends this long before the call's deadline, so the answer is back in time.
 DEADLINE_MARGIN_S = 0.5
 NOT_CONFIRMED = "not confirmed yet: the call's deadline (call_timeout_s) ended the wait"
+
+
+class SentCopy(BaseModel):
+    saved: bool
+    filed_by: Literal["gmail", "server"] | None = Field(
+        description='"gmail" when Gmail filed its own copy; "server" when Gmail had not filed it after the '
+        "wait and this server appended the copy itself"
+    )
+    folder: str | None
+    uid: int | None
+    error: str | None
+    waited_s: float | None = Field(
+        default=None, description="Seconds spent looking for Gmail's own copy in Sent before the answer"
+    )
+    note: str | None = Field(default=None, description="What happened to the Sent copy, when it is not the usual")
+
+
+class SendResult(BaseModel):
+    account: str
+    from_: Address = Field(alias="from")
+    message_id: str
+    accepted: list[str]
+    rejected: list[str]
+    pending: list[str]
+    smtp_response: str
+    smtp_port: int
+    sent_copy: SentCopy
+    attachments: list[str]
+    signature: str | None
+    quoted: bool
+    warning: str | None
+
+    model_config = {"populate_by_name": True}
 
 
 def _message_id(account: Account, prepared: Prepared, repeat: bool) -> str:
@@ -349,6 +383,3 @@ def _send_error(
         f"handed over ({failure.reason}). Nothing was sent; trying again is safe.",
         retryable=True,
     )
-
-
-__all__ = ["Request", "imap", "send_message"]

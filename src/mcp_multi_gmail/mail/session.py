@@ -13,22 +13,29 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from pydantic import BaseModel
+
 from .. import progress
 from ..config import Account
 from ..errors import MailError
 from ..gmail import imap
 from ..gmail.imap import ImapSession
 from ..runtime import Runtime
-from .results import SearchFailure
 
 T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
 
+class SearchFailure(BaseModel):
+    account: str
+    code: str
+    message: str
+
+
 async def in_session(runtime: Runtime, account: Account, work: Callable[[ImapSession], T]) -> T:
     """Run `work` on one of the mailbox's IMAP connections (in a worker thread) and return its result."""
-    return await imap.run_session(
+    return await imap.run_on_worker(
         account.name,
         account.address,
         account.password,

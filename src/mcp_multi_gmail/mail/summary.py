@@ -4,16 +4,47 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, Field
 
 from ..config import Account
+from ..domain import Address, Authentication
 from ..gmail.imap import Fetched
 from ..gmail.parse.authresults import authentication
 from ..text import clean
-from .results import MessageState, MessageSummary, NewestMatch
 
 # A due time this far ahead of "now" is the future; less is clock skew.
 CLOCK_SLACK = timedelta(seconds=60)
 INBOX = "\\Inbox"
+
+
+MessageState = Literal["received", "sent", "draft", "scheduled"]
+
+
+class MessageSummary(BaseModel):
+    account: str
+    message_id: str | None = Field(description="Message-ID without angle brackets; the stable reference")
+    uid: int = Field(description="UID in All Mail, valid only for this answer")
+    thread_id: str | None
+    subject: str | None
+    from_: Address | None = Field(alias="from")
+    to: list[Address]
+    cc: list[Address]
+    received_at: str | None = Field(description="INTERNALDATE (delivery time), ISO-8601 UTC")
+    date_header: str | None = Field(description="Date header, ISO-8601 UTC; differs on forwarded and scheduled mail")
+    state: MessageState
+    processed: bool
+    seen: bool
+    in_inbox: bool
+    labels: list[str]
+    flags: list[str]
+    size_bytes: int | None
+    authentication: Authentication | None = Field(
+        default=None, description="SPF/DKIM/DMARC as Gmail recorded them (mx.google.com only)"
+    )
+
+    model_config = {"populate_by_name": True}
 
 
 def _name_key(name: str) -> str:
@@ -59,17 +90,6 @@ def message_state(item: Fetched, account: Account, now: datetime) -> MessageStat
 
 def is_processed(item: Fetched, account: Account) -> bool:
     return account.processed_label is not None and carries(item.labels, account.processed_label)
-
-
-def newest_match(item: Fetched, account: Account, now: datetime) -> NewestMatch:
-    envelope = item.envelope
-    return NewestMatch(
-        message_id=envelope.message_id if envelope else None,
-        from_=envelope.from_ if envelope else None,
-        received_at=iso(item.internaldate),
-        state=message_state(item, account, now),
-        in_inbox=carries(item.labels, INBOX),
-    )
 
 
 def summarize(item: Fetched, account: Account, now: datetime, *, with_auth: bool = False) -> MessageSummary:

@@ -6,15 +6,25 @@ forever), so the only move used is MOVE to the folder flagged \\Trash.
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 from ..config import Account
 from ..errors import MailError, not_found
 from ..gmail.imap import ALL_MAIL, TRASH, ImapSession
 from ..runtime import Runtime
 from . import inputs
-from .results import TrashResult
 from .session import in_session
 
 KEPT = "The message is in Trash, not deleted: Gmail keeps it there for 30 days and it can be restored until then."
+
+
+class TrashResult(BaseModel):
+    account: str
+    message_id: str
+    folder: str
+    moved: bool
+    uid_in_trash: int | None
+    note: str
 
 
 def _find(session: ImapSession, bare: str) -> list[int]:

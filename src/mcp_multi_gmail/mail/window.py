@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..config import Account
 from ..errors import MailError
 from ..gmail.imap import ALL_MAIL, Fetched, ImapSession
-from .results import MessageState, WindowState
-from .summary import carries, iso, message_state
+from .summary import MessageState, carries, iso, message_state
 
 MAX_WINDOW = 5000
 # The SEARCH answer also holds the extra day before the window; up to this many more UIDs are read
@@ -31,6 +32,14 @@ SEARCH_HEADROOM = 5000
 INDEX_LAG_MARGIN = timedelta(hours=1)
 SCAN_ITEMS = ["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS"]
 _EPOCH = datetime.min.replace(tzinfo=UTC)
+
+
+class WindowState(BaseModel):
+    since: str
+    searched_at: str
+    window_clear: bool
+    oldest_unprocessed_at: str | None
+    threads_with_work: int
 
 
 @dataclass

@@ -122,10 +122,6 @@ def _passwords(config: Config) -> str:
     return " ".join(sentences)
 
 
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
 def _and(items: Sequence[str]) -> str:
     if len(items) == 1:
         return items[0]

@@ -8,7 +8,7 @@ from datetime import datetime
 from ..config import Config
 from ..errors import MailError
 from ..gmail.endpoint import Endpoint
-from ..gmail.imap import open_session
+from ..gmail.imap import logged_in
 from ..gmail.special_folders import SpecialFolders
 from ..mail.window import scan_window
 
@@ -24,7 +24,7 @@ def imap_check(config: Config, endpoint: Endpoint) -> Check:
         account = config.account(name)
         if account is None:  # plan_watch only lets configured names through
             raise MailError("account_unknown", f'No mailbox named "{name}".')
-        with open_session(account.name, account.address, account.password, endpoint, folders) as session:
+        with logged_in(account.name, account.address, account.password, endpoint, folders) as session:
             return scan_window(session, account, since).work_keys()
 
     return check

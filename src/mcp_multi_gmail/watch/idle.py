@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ..config import Config
 from ..errors import MailError
 from ..gmail.endpoint import Endpoint
-from ..gmail.imap import ALL_MAIL, open_session
+from ..gmail.imap import ALL_MAIL, logged_in
 
 # Test-only: shorter timings, honoured only when the endpoint is the loopback test override
 # (`MG_WATCH_IDLE_TIMINGS=reissue=1,answer=0.5,backoff=0.1,stable=60`).
@@ -146,7 +146,7 @@ class Idler:
         if account is None:
             return True
         answer_s = self.timings.answer_s
-        with open_session(account.name, account.address, account.password, self.endpoint) as session:
+        with logged_in(account.name, account.address, account.password, self.endpoint) as session:
             if not session.can_idle():
                 return True
             session.open(ALL_MAIL)

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from .controller import EmulatorEnv, GmailEmulator, MessageInfo
     from .knobs import Knobs
     from .observe import FaultRule
-    from .smtp import OutboxEntry, SmtpFault
+    from .smtp_delivery import OutboxEntry
+    from .smtp_faults import SmtpFault
     from .trace import Verdict
 
 __all__ = ["EmulatorEnv", "FaultRule", "GmailEmulator", "Knobs", "MessageInfo", "OutboxEntry", "SmtpFault", "Verdict"]
@@ -24,8 +25,8 @@ _WHERE = {
     "MessageInfo": ".controller",
     "Knobs": ".knobs",
     "FaultRule": ".observe",
-    "OutboxEntry": ".smtp",
-    "SmtpFault": ".smtp",
+    "OutboxEntry": ".smtp_delivery",
+    "SmtpFault": ".smtp_faults",
     "Verdict": ".trace",
 }
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import email.message
-import hashlib
 import logging
 import ssl
 import tempfile
@@ -30,8 +29,10 @@ from .imap_server import ImapServer
 from .knobs import Knobs
 from .observe import CommandRecord, FaultRule, Observer, WireEntry
 from .seed import Seed, apply_seed, load_seed
-from .smtp import OutboxEntry, SmtpFault, SmtpFront
-from .store import Account, Location, Message, Store
+from .smtp import SmtpFront
+from .smtp_delivery import OutboxEntry
+from .smtp_faults import SmtpFault
+from .store import Account, Location, Message, Store, bare_id
 from .trace import Verdict, gmail_trace
 
 __all__ = ["EmulatorEnv", "GmailEmulator", "MessageInfo"]
@@ -92,10 +93,6 @@ def _to_bytes(raw: RawMessage) -> bytes:
     if isinstance(raw, str):
         return raw.encode("utf-8")
     return bytes(raw)
-
-
-def _bare_id(header_id: str) -> str:
-    return header_id.strip().strip("<>").strip()
 
 
 class GmailEmulator:
@@ -280,7 +277,7 @@ class GmailEmulator:
         return account
 
     def _find(self, account: Account, header_id: str) -> Message:
-        wanted = _bare_id(header_id)
+        wanted = bare_id(header_id)
         found = [m for m in account.messages.values() if m.header_id == wanted]
         if not found:
             raise KeyError(f"no message with Message-ID <{wanted}> in {account.address}")
@@ -565,23 +562,7 @@ class GmailEmulator:
         def run() -> dict[str, Any]:
             state: dict[str, Any] = {}
             for account in sorted(self.store.accounts.values(), key=lambda a: a.address.lower()):
-                msgs = sorted(account.messages.values(), key=lambda m: m.arrival)
-                state[account.address] = {
-                    "user_labels": sorted(account.user_labels.values(), key=str.casefold),
-                    "messages": [
-                        {
-                            "msgid": m.msgid,
-                            "thrid": m.thrid,
-                            "header_id": m.header_id,
-                            "labels": sorted(m.labels),
-                            "flags": sorted(m.flags),
-                            "location": m.location,
-                            "internaldate": m.internaldate.isoformat(),
-                            "sha256": hashlib.sha256(m.raw).hexdigest(),
-                        }
-                        for m in msgs
-                    ],
-                }
+                state[account.address] = account.snapshot()
             return state
 
         return self._on_loop(run)

@@ -30,6 +30,7 @@ from .store import (
     Location,
     Message,
     StoreError,
+    bare_id,
 )
 
 __all__ = [
@@ -348,7 +349,6 @@ def _drop_similar_sent(account: Account, parsed: ParsedMessage) -> None:
     mid = parsed.message_id
     if not mid:
         return
-    bare = mid.strip().strip("<>").strip()
-    for other in account.find_by_header_id(bare):
+    for other in account.find_by_header_id(bare_id(mid)):
         if SENT in other.labels and other.location == "normal" and other.parsed.date == parsed.date:
             account.remove_message(other)

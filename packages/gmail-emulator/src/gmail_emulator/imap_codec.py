@@ -12,6 +12,7 @@ __all__ = [
     "encode_mutf7",
     "format_internaldate",
     "imap_astring",
+    "imap_nstring",
     "imap_quoted",
     "label_wire",
     "literal",
@@ -23,6 +24,8 @@ _MONTH_NUMBER = {name.upper(): i + 1 for i, name in enumerate(_MONTHS)}
 # Characters that may stand in a bare IMAP atom (we are stricter than RFC 3501 with "[" and "]",
 # as Gmail quotes "[foobar]").
 _ATOM = re.compile(r"^[!#$&'+,\-./0-9:;<=>?@A-Z^_`a-z|~]+$")
+_LITERAL_OVER = 1000
+_NEEDS_LITERAL = re.compile(rb"[\x00\r\n\x80-\xff]")
 
 
 # --------------------------------------------------------------------------- modified UTF-7
@@ -99,6 +102,15 @@ def imap_astring(value: str) -> bytes:
         return literal(value.encode("utf-8"))
     if _ATOM.match(value) and value.upper() != "NIL":
         return value.encode("ascii")
+    return imap_quoted(value)
+
+
+def imap_nstring(value: bytes | None) -> bytes:
+    """IMAP nstring: NIL, a quoted string, or a literal when quoting is impossible or unwise."""
+    if value is None:
+        return b"NIL"
+    if len(value) > _LITERAL_OVER or _NEEDS_LITERAL.search(value):
+        return literal(value)
     return imap_quoted(value)
 
 

@@ -13,7 +13,8 @@ import re
 from . import imap_messages as messages
 from .imap_codec import imap_quoted
 from .imap_parser import Command, ParseError, Token
-from .imap_server import CAPS_AFTER_AUTH, CAPS_BEFORE_AUTH, CommandFailed, Handler, ImapSession, Spec
+from .imap_replies import CAPS_AFTER_AUTH, CAPS_BEFORE_AUTH, REFUSALS
+from .imap_server import CommandFailed, Handler, ImapSession, Spec
 from .store import FLAG_SEEN, Account, Folder
 
 __all__ = ["COMMANDS", "astring_text", "mailbox_arg"]
@@ -24,8 +25,8 @@ _AUTH = frozenset({"auth", "selected"})
 _SELECTED = frozenset({"selected"})
 
 SYSTEM_FLAGS = b"\\Answered \\Flagged \\Draft \\Deleted \\Seen $NotPhishing $Phishing"
-_INVALID = "NO [AUTHENTICATIONFAILED] Invalid credentials (Failure)"
-_TOO_MANY = "NO [ALERT] Too many simultaneous connections. (Failure)"
+_INVALID = REFUSALS["invalid"]
+_TOO_MANY = REFUSALS["too_many"]
 _SPECIAL_USE = frozenset({"\\All", "\\Drafts", "\\Important", "\\Sent", "\\Junk", "\\Flagged", "\\Trash"})
 _XLIST_NAMES = {"\\All": "\\AllMail", "\\Junk": "\\Spam", "\\Flagged": "\\Starred"}
 

@@ -8,6 +8,8 @@ unquoted) and `list` for parenthesised groups -- the shape `imapsearch.parse_sea
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -21,6 +23,8 @@ __all__ = [
     "RawCommand",
     "SeqSet",
     "Token",
+    "login_name",
+    "merged_ranges",
     "parse_command",
     "parse_fetch_items",
     "parse_sequence_set",
@@ -255,6 +259,20 @@ def parse_command(data: bytes, *, utf8: bool = False) -> Command:
     return Command(tag, name, args)
 
 
+def login_name(cmd: Command) -> str | None:
+    """The account a LOGIN (or a SASL-IR AUTHENTICATE PLAIN) is for, so faults can target it."""
+    args = cmd.args
+    if cmd.name == "LOGIN" and args and isinstance(args[0], str | bytes):
+        user = args[0]
+        return user.decode("utf-8", errors="replace") if isinstance(user, bytes) else user
+    if cmd.name == "AUTHENTICATE" and len(args) == 2 and isinstance(args[1], str):
+        with contextlib.suppress(ValueError):
+            parts = base64.b64decode(args[1], validate=True).split(b"\0")
+            if len(parts) == 3:
+                return parts[1].decode("utf-8", errors="replace")
+    return None
+
+
 # --------------------------------------------------------------------------- sequence sets
 
 _SEQ_NUMBER = re.compile(r"^(\*|[1-9]\d{0,9})(?::(\*|[1-9]\d{0,9}))?$")
@@ -283,6 +301,23 @@ def seq_contains(seqset: SeqSet, value: int, star: int) -> bool:
         if min(a, b) <= value <= max(a, b):
             return True
     return False
+
+
+def merged_ranges(seqset: SeqSet, star: int) -> tuple[list[int], list[int]]:
+    """Starts and ends of the set's inclusive ranges, `*` resolved, sorted and merged (the same
+    membership as `seq_contains`)."""
+    spans = sorted(
+        (min(a, b), max(a, b)) for a, b in ((star if lo == 0 else lo, star if hi == 0 else hi) for lo, hi in seqset)
+    )
+    starts: list[int] = []
+    ends: list[int] = []
+    for lo, hi in spans:
+        if ends and lo <= ends[-1] + 1:
+            ends[-1] = max(ends[-1], hi)
+        else:
+            starts.append(lo)
+            ends.append(hi)
+    return starts, ends
 
 
 # --------------------------------------------------------------------------- FETCH items

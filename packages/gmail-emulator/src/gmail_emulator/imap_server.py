@@ -9,7 +9,6 @@ command so that faults such as `drop_mid_reply` can cut a reply in half.
 from __future__ import annotations
 
 import asyncio
-import base64
 import bisect
 import contextlib
 import itertools
@@ -29,16 +28,17 @@ from .imap_parser import (
     RawCommand,
     SeqSet,
     Token,
+    login_name,
+    merged_ranges,
     parse_command,
     parse_tag,
     read_command,
 )
+from .imap_replies import APPEND_LIMIT, BYE_FAULT, REFUSALS, THROTTLE_DELAY_S, THROTTLED_SUFFIX, WEBALERT_LINE
 from .observe import FaultRule, Observer, redact_imap_line
 from .store import Account, Folder, Message, Store, StoreError
 
 __all__ = [
-    "CAPS_AFTER_AUTH",
-    "CAPS_BEFORE_AUTH",
     "CommandFailed",
     "ImapServer",
     "ImapSession",
@@ -46,48 +46,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-CAPS_BEFORE_AUTH = (
-    "IMAP4rev1 UNSELECT IDLE NAMESPACE QUOTA ID XLIST CHILDREN X-GM-EXT-1 XYZZY SASL-IR "
-    "AUTH=XOAUTH2 AUTH=PLAIN AUTH=PLAIN-CLIENTTOKEN AUTH=OAUTHBEARER"
-)
-APPEND_LIMIT = 35651584
-CAPS_AFTER_AUTH = (
-    "IMAP4rev1 UNSELECT IDLE NAMESPACE QUOTA ID XLIST CHILDREN X-GM-EXT-1 UIDPLUS COMPRESS=DEFLATE "
-    "ENABLE MOVE CONDSTORE ESEARCH UTF8=ACCEPT LIST-EXTENDED LIST-STATUS LITERAL- SPECIAL-USE "
-    f"APPENDLIMIT={APPEND_LIMIT}"
-)
-BYE_FAULT = b"* BYE Temporary System Problem. Try again later. (Failure)\r\n"
-_REFUSALS = {
-    "invalid": "NO [AUTHENTICATIONFAILED] Invalid credentials (Failure)",
-    "app_password": (
-        "NO [ALERT] Application-specific password required: https://support.google.com/accounts/answer/185833 (Failure)"
-    ),
-    "too_many": "NO [ALERT] Too many simultaneous connections. (Failure)",
-    "webalert": (
-        "NO [ALERT] Please log in via your web browser: https://support.google.com/mail/accounts/answer/78754 (Failure)"
-    ),
-    # RFC 5530 code; Gmail's exact wording for it is not on record.
-    "unavailable": "NO [UNAVAILABLE] Temporary System Error (Failure)",
-    # Gmail's IMAP transfer limit, as reported during FETCH (BEHAVIOURS.md cites the reports).
-    "overquota": "NO [OVERQUOTA] Account exceeded command or bandwidth limits.",
-    # IMAP switched off: a Workspace domain's policy, and a personal account's setting (before 2025).
-    "imap_disabled": (
-        "NO [ALERT] IMAP access is disabled for your domain. Please contact your domain administrator for "
-        "questions about this feature. (Failure)"
-    ),
-    "imap_not_enabled": (
-        "NO [ALERT] Your account is not enabled for IMAP use. Please visit your Gmail settings page and enable "
-        "your account for IMAP access. (Failure)"
-    ),
-}
-# Gmail throttles by answering slowly and appending this to a successful tagged reply (`OK Success
-# [THROTTLED]`), never (on record) by refusing: the `throttle` fault, and `refuse_login:throttled`.
-THROTTLED_SUFFIX = " [THROTTLED]"
-THROTTLE_DELAY_S = 1.0
-# Gmail sends this untagged line before the tagged web-login refusal (the URL continues the sign-in).
-WEBALERT_LINE = (
-    b"* NO [WEBALERT https://accounts.google.com/signin/continue?sarp=1&scc=1&plt=EMULATOR] Web login required.\r\n"
-)
 # Commands during which RFC 3501 forbids EXPUNGE responses (sequence numbers must stay put).
 _NO_EXPUNGE = frozenset({"FETCH", "STORE", "SEARCH"})
 # Commands that must not report changes before they run (they reset or leave the view).
@@ -376,15 +334,15 @@ class ImapSession:
             return
         name = cmd.name
         self._pending_record = (name, line, started_wall, started)
-        account_name = self.account.address if self.account else _login_name(cmd)
+        account_name = self.account.address if self.account else login_name(cmd)
         fault = self.observer.take_fault(self.id, name, account_name)
         delay = self.observer.latency_for(name)
         if fault is not None and fault.kind == "delay":
-            delay += _float(fault.argument)
-        self._throttled = fault is not None and _throttles(fault)
+            delay += fault.seconds
+        self._throttled = fault is not None and fault.throttles
         if self._throttled:
             assert fault is not None
-            delay += _float(fault.argument) if fault.kind == "throttle" and fault.argument else THROTTLE_DELAY_S
+            delay += fault.seconds if fault.kind == "throttle" and fault.argument else THROTTLE_DELAY_S
         try:
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -426,7 +384,7 @@ class ImapSession:
             return True
         if kind == "bye":
             # `bye:<refusal kind>` is that refusal's text as an untagged BYE, `bye:<text>` any text.
-            text = _REFUSALS[arg].removeprefix("NO ") if arg in _REFUSALS else arg
+            text = REFUSALS[arg].removeprefix("NO ") if arg in REFUSALS else arg
             self._out.append(f"* BYE {text}\r\n".encode() if text else BYE_FAULT)
             self.closing = True
             with contextlib.suppress(Exception):
@@ -437,10 +395,10 @@ class ImapSession:
             self._tagged(cmd.tag, f"{kind.upper()} {arg or 'Failure'}")
             await self.flush()
             return True
-        if kind in ("refuse_login", "refuse") and not _throttles(fault):
+        if kind in ("refuse_login", "refuse") and not fault.throttles:
             if arg == "webalert":
                 self._out.append(WEBALERT_LINE)
-            self._tagged(cmd.tag, _REFUSALS.get(arg, _REFUSALS["invalid"]))
+            self._tagged(cmd.tag, REFUSALS.get(arg, REFUSALS["invalid"]))
             await self.flush()
             return True
         if kind == "hook" and fault.hook is not None:
@@ -508,7 +466,7 @@ class ImapSession:
         star = self.uids[-1][0] if uid else len(self.uids)
         # The set merged into sorted ranges once, then one bisect per message: O(n log k) rather
         # than O(n * k), which made a FETCH of 10 000 UIDs in a 20 000-message folder take minutes.
-        starts, ends = _merged_ranges(seqset, star)
+        starts, ends = merged_ranges(seqset, star)
         out: list[tuple[int, int, Message]] = []
         messages = self.account.messages
         for index, (u, msgid) in enumerate(self.uids):
@@ -584,23 +542,6 @@ class ImapSession:
 _LITERAL_BODY = re.compile(rb"\{(\d+)\}\r\n")
 
 
-def _merged_ranges(seqset: SeqSet, star: int) -> tuple[list[int], list[int]]:
-    """Starts and ends of the set's inclusive ranges, `*` resolved, sorted and merged (the same
-    membership as `seq_contains`)."""
-    spans = sorted(
-        (min(a, b), max(a, b)) for a, b in ((star if lo == 0 else lo, star if hi == 0 else hi) for lo, hi in seqset)
-    )
-    starts: list[int] = []
-    ends: list[int] = []
-    for lo, hi in spans:
-        if ends and lo <= ends[-1] + 1:
-            ends[-1] = max(ends[-1], hi)
-        else:
-            starts.append(lo)
-            ends.append(hi)
-    return starts, ends
-
-
 def _half_reply(data: bytes) -> bytes:
     """The reply up to the middle of its first literal (or half of it when there is none)."""
     m = _LITERAL_BODY.search(data)
@@ -612,29 +553,3 @@ def _half_reply(data: bytes) -> bytes:
 def _display_line(redacted: bytes) -> str:
     text = redacted.decode("utf-8", errors="replace").replace("\r\n", " ").strip()
     return text[:300]
-
-
-def _login_name(cmd: Command) -> str | None:
-    """The account a LOGIN (or a SASL-IR AUTHENTICATE PLAIN) is for, so faults can target it."""
-    args = cmd.args
-    if cmd.name == "LOGIN" and args and isinstance(args[0], str | bytes):
-        user = args[0]
-        return user.decode("utf-8", errors="replace") if isinstance(user, bytes) else user
-    if cmd.name == "AUTHENTICATE" and len(args) == 2 and isinstance(args[1], str):
-        with contextlib.suppress(ValueError):
-            parts = base64.b64decode(args[1], validate=True).split(b"\0")
-            if len(parts) == 3:
-                return parts[1].decode("utf-8", errors="replace")
-    return None
-
-
-def _float(text: str) -> float:
-    try:
-        return max(float(text), 0.0)
-    except ValueError:
-        return 0.0
-
-
-def _throttles(fault: FaultRule) -> bool:
-    """Whether a fault makes Gmail throttle the command (slow, then `OK … [THROTTLED]`)."""
-    return fault.kind == "throttle" or (fault.kind == "refuse_login" and fault.argument == "throttled")

@@ -15,14 +15,15 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
 from typing import Protocol, TypeAlias
 
-from gmail_emulator.mime import ParsedMessage, decode_words
+from gmail_emulator.mime import ParsedMessage
+from gmail_emulator.mime_text import decode_words
+from gmail_emulator.rawquery import parse_raw
 from gmail_emulator.rawsearch import (
     RawContext,
     RawNode,
     RawQueryError,
     SearchView,
     mentions_trash_or_spam,
-    parse_raw,
 )
 
 __all__ = [

@@ -11,174 +11,29 @@ response; strings that cannot be quoted are sent as synchronising literals ``{n}
 
 from __future__ import annotations
 
-import base64
-import binascii
-import codecs
-import html
-import quopri
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from email.message import Message
-from email.policy import compat32
-from email.utils import collapse_rfc2231_value, parsedate_to_datetime
+from email.utils import parsedate_to_datetime
 
-__all__ = ["ParsedMessage", "decode_words", "imap_nstring", "normalize_crlf"]
+from .imap_codec import imap_nstring
+from .mime_address import Addr, parse_address_list
+from .mime_text import (
+    bytes_to_text,
+    count_lines,
+    decode_charset,
+    header_text,
+    normalize_crlf,
+    parse_params,
+    strip_html,
+    transfer_decode,
+)
+
+__all__ = ["ParsedMessage"]
 
 _MAX_DEPTH = 32
-_LITERAL_OVER = 1000
-_NEEDS_LITERAL = re.compile(rb"[\x00\r\n\x80-\xff]")
 _FOLD = re.compile(rb"\r\n(?=[ \t])")
-_LONE_LF = re.compile(rb"(?<!\r)\n")
-_ENCODED_WORD = re.compile(r"=\?([^?\s]+)\?([bBqQ])\?([^?]*)\?=")
 _MSGID = re.compile(r"<[^<>]*>")
-
-
-# --------------------------------------------------------------------------- small helpers
-
-
-def normalize_crlf(raw: bytes) -> bytes:
-    """Turn every bare LF into CRLF (bare CRs are left alone)."""
-    if b"\n" not in raw or raw.count(b"\n") == raw.count(b"\r\n"):
-        return raw
-    return _LONE_LF.sub(b"\r\n", raw)
-
-
-def imap_nstring(value: bytes | None) -> bytes:
-    """IMAP nstring: NIL, a quoted string, or a literal when quoting is impossible or unwise."""
-    if value is None:
-        return b"NIL"
-    if len(value) > _LITERAL_OVER or _NEEDS_LITERAL.search(value):
-        return b"{%d}\r\n" % len(value) + value
-    return b'"' + value.replace(b"\\", b"\\\\").replace(b'"', b'\\"') + b'"'
-
-
-def _bytes_to_text(value: bytes) -> str:
-    try:
-        return value.decode("utf-8")
-    except UnicodeDecodeError:
-        return value.decode("cp1252", errors="replace")
-
-
-def _decode_charset(data: bytes, charset: str | None) -> str:
-    name = (charset or "").strip().strip('"').split("*", 1)[0].strip()
-    if not name or name.lower() in ("us-ascii", "ascii", "unknown-8bit", "x-unknown"):
-        name = "utf-8"
-    try:
-        codecs.lookup(name)
-    except (LookupError, ValueError):
-        name = "utf-8"
-    try:
-        return data.decode(name, errors="replace")
-    except (LookupError, ValueError, TypeError):  # a non-text codec, or one that chokes on garbage
-        return data.decode("utf-8", errors="replace")
-
-
-def _decode_ew_payload(enc: str, payload: str) -> bytes | None:
-    try:
-        if enc in "bB":
-            clean = re.sub(r"[^A-Za-z0-9+/]", "", payload)
-            rem = len(clean) % 4
-            if rem == 1:
-                clean = clean[:-1]
-            elif rem:
-                clean += "=" * (4 - rem)
-            return base64.b64decode(clean)
-        data = payload.replace("_", " ").encode("latin-1", errors="replace")
-        return binascii.a2b_qp(data)
-    except (binascii.Error, ValueError):
-        return None
-
-
-def decode_words(text: str) -> str:
-    """Decode RFC 2047 encoded-words anywhere in ``text`` (tolerantly; bad words stay as they are)."""
-    if "=?" not in text:
-        return text
-    # segments: str for plain text, (charset, bytes) for decoded encoded-words
-    segments: list[str | tuple[str, bytes]] = []
-    pos = 0
-    for m in _ENCODED_WORD.finditer(text):
-        between = text[pos : m.start()]
-        decoded = _decode_ew_payload(m.group(2), m.group(3))
-        if decoded is None:
-            segments.append(between + m.group(0))
-            pos = m.end()
-            continue
-        prev_is_word = bool(segments) and isinstance(segments[-1], tuple)
-        if between and not (prev_is_word and not between.strip()):
-            segments.append(between)
-        charset = m.group(1).split("*", 1)[0].lower()
-        last = segments[-1] if segments else None
-        if isinstance(last, tuple) and last[0] == charset:
-            segments[-1] = (charset, last[1] + decoded)
-        else:
-            segments.append((charset, decoded))
-        pos = m.end()
-    segments.append(text[pos:])
-    return "".join(s if isinstance(s, str) else _decode_charset(s[1], s[0]) for s in segments)
-
-
-def _header_text(value: bytes) -> str:
-    return decode_words(_bytes_to_text(value))
-
-
-def _count_lines(body: bytes) -> int:
-    # Gmail counts line ends: a last line without CRLF (the CRLF before a boundary belongs to the
-    # boundary) is not counted (observed: BEHAVIOURS.md, "Real Gmail bytes").
-    return body.count(b"\n")
-
-
-def _parse_params(value: bytes) -> list[tuple[str, bytes]]:
-    """Parameters of a Content-Type / Content-Disposition value; RFC 2231 values decoded to UTF-8."""
-    if b";" not in value:
-        return []
-    try:
-        msg = Message(policy=compat32)
-        msg["X-P"] = value.decode("latin-1")
-        raw_params = msg.get_params(header="x-p", unquote=True) or []
-    except Exception:  # noqa: BLE001 - a stranger's header fed to the stdlib parser: garbage means no parameters
-        return []
-    out: list[tuple[str, bytes]] = []
-    for name, val in raw_params[1:]:
-        key = name.strip().lower()
-        if not key:
-            continue
-        try:
-            if isinstance(val, tuple):
-                out.append((key, collapse_rfc2231_value(val).encode("utf-8", errors="replace")))
-            else:
-                out.append((key, val.encode("latin-1", errors="replace")))
-        except (LookupError, ValueError, TypeError):  # an RFC 2231 value in an unknown or broken charset
-            continue
-    return out
-
-
-def _transfer_decode(body: bytes, encoding: str) -> bytes:
-    try:
-        if encoding == "base64":
-            clean = re.sub(rb"[^A-Za-z0-9+/]", b"", body)
-            rem = len(clean) % 4
-            if rem == 1:
-                clean = clean[:-1]
-            elif rem:
-                clean += b"=" * (4 - rem)
-            return base64.b64decode(clean)
-        if encoding == "quoted-printable":
-            return quopri.decodestring(body)
-    except (binascii.Error, ValueError):
-        return body
-    return body
-
-
-_SCRIPT_STYLE = re.compile(r"<(script|style)\b.*?</\1\s*>", re.I | re.S)
-_TAG = re.compile(r"<[^>]*>")
-
-
-def _strip_html(text: str) -> str:
-    text = _SCRIPT_STYLE.sub(" ", text)
-    text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
-    text = _TAG.sub(" ", text)
-    return html.unescape(text)
 
 
 # --------------------------------------------------------------------------- header fields
@@ -213,178 +68,6 @@ def _parse_fields(block: bytes) -> list[_Field]:
         else:
             fields.append(_Field("", b"", raw))
     return fields
-
-
-# --------------------------------------------------------------------------- addresses
-
-_Addr = tuple[str | None, str | None, str | None, str | None]  # name, route, mailbox, host (latin-1 text)
-_ADDR_SPECIALS = "<>,:;@."
-_TOKEN_END = set(' \t\r\n()<>,:;@."[')
-
-
-class _Tok:
-    __slots__ = ("end", "kind", "raw", "start", "text")
-
-    def __init__(self, kind: str, text: str, raw: str, start: int, end: int) -> None:
-        self.kind = kind  # "atom" | "qs" | "lit" (domain literal) | "sp" (special)
-        self.text = text  # quoted strings unquoted
-        self.raw = raw
-        self.start = start
-        self.end = end
-
-
-def _comment_end(s: str, i: int) -> int:
-    """The index after the (possibly nested) comment starting at `s[i]` == "("."""
-    depth, n = 0, len(s)
-    while i < n:
-        ch = s[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        i += 1
-        if depth == 0:
-            break
-    return i
-
-
-def _quoted(s: str, start: int) -> _Tok:
-    """The quoted string starting at `s[start]` == '"', unquoted (an unclosed one runs to the end)."""
-    i, n = start + 1, len(s)
-    buf: list[str] = []
-    while i < n and s[i] != '"':
-        if s[i] == "\\" and i + 1 < n:
-            i += 1
-        buf.append(s[i])
-        i += 1
-    i = min(i + 1, n)
-    return _Tok("qs", "".join(buf), s[start:i], start, i)
-
-
-def _addr_tokens(s: str) -> list[_Tok]:
-    toks: list[_Tok] = []
-    i, n = 0, len(s)
-    while i < n:
-        c = s[i]
-        if c in " \t\r\n":
-            i += 1
-        elif c == "(":
-            i = _comment_end(s, i)
-        elif c == '"':
-            toks.append(_quoted(s, i))
-            i = toks[-1].end
-        elif c == "[":
-            start = i
-            j = s.find("]", i)
-            i = n if j < 0 else j + 1
-            toks.append(_Tok("lit", s[start:i], s[start:i], start, i))
-        elif c in _ADDR_SPECIALS:
-            toks.append(_Tok("sp", c, c, i, i + 1))
-            i += 1
-        elif c == ")":
-            i += 1
-        else:
-            start = i
-            while i < n and s[i] not in _TOKEN_END:
-                i += 1
-            toks.append(_Tok("atom", s[start:i], s[start:i], start, i))
-    return toks
-
-
-def _phrase(toks: list[_Tok]) -> str | None:
-    parts: list[str] = []
-    prev_end = -1
-    for t in toks:
-        if parts and t.start > prev_end:
-            parts.append(" ")
-        parts.append(t.text)
-        prev_end = t.end
-    text = "".join(parts).strip()
-    return text or None
-
-
-def _addr_spec(toks: list[_Tok]) -> tuple[str | None, str | None]:
-    at = max((i for i, t in enumerate(toks) if t.kind == "sp" and t.text == "@"), default=-1)
-    if at < 0:
-        local = "".join(t.raw for t in toks)
-        return (local or None, "")
-    local = "".join(t.raw for t in toks[:at])
-    host = "".join(t.raw for t in toks[at + 1 :])
-    return (local, host)
-
-
-def _flush_mailbox(chunk: list[_Tok]) -> _Addr | None:
-    if not chunk:
-        return None
-    lt = next((i for i, t in enumerate(chunk) if t.kind == "sp" and t.text == "<"), -1)
-    if lt < 0:
-        local, host = _addr_spec(chunk)
-        if local is None and not host:
-            return None
-        return (None, None, local or "", host)
-    name = _phrase(chunk[:lt])
-    inner: list[_Tok] = []
-    for t in chunk[lt + 1 :]:
-        if t.kind == "sp" and t.text == ">":
-            break
-        inner.append(t)
-    route: str | None = None
-    if inner and inner[0].kind == "sp" and inner[0].text == "@":
-        colon = next((i for i, t in enumerate(inner) if t.kind == "sp" and t.text == ":"), -1)
-        if colon >= 0:
-            route = "".join(t.raw for t in inner[:colon]) or None
-            inner = inner[colon + 1 :]
-    local, host = _addr_spec(inner)
-    return (name, route, local or "", host or "")
-
-
-def _parse_address_list(s: str) -> list[_Addr]:
-    """RFC 5322 address list -> IMAP address tuples, group start/end markers included."""
-    out: list[_Addr] = []
-    chunk: list[_Tok] = []
-    in_angle = False
-    in_group = False
-
-    def flush() -> None:
-        addr = _flush_mailbox(chunk)
-        if addr is not None:
-            out.append(addr)
-        chunk.clear()
-
-    for tok in _addr_tokens(s):
-        is_sp = tok.kind == "sp"
-        if in_angle:
-            chunk.append(tok)
-            if is_sp and tok.text == ">":
-                in_angle = False
-            continue
-        if is_sp and tok.text == "<":
-            in_angle = True
-            chunk.append(tok)
-        elif is_sp and tok.text == ":" and not in_group and not any(t.kind == "sp" and t.text != "." for t in chunk):
-            out.append((None, None, _phrase(chunk) or "", None))
-            chunk.clear()
-            in_group = True
-        elif is_sp and tok.text == ",":
-            flush()
-        elif is_sp and tok.text == ";":
-            flush()
-            if in_group:
-                out.append((None, None, None, None))
-                in_group = False
-        else:
-            chunk.append(tok)
-    flush()
-    if in_group:
-        out.append((None, None, None, None))
-    return out
-
-
-def _latin(value: str | None) -> bytes | None:
-    return None if value is None else value.encode("latin-1", errors="replace")
 
 
 # --------------------------------------------------------------------------- MIME parts
@@ -424,7 +107,7 @@ class _Part:
                 self.subtype = m.group(2).decode("latin-1").lower()
             else:
                 self.maintype, self.subtype = "text", "plain"
-            self.params = _parse_params(ct)
+            self.params = parse_params(ct)
         cte = self.first("content-transfer-encoding")
         self.encoding = (cte.decode("latin-1").strip().lower() if cte else "") or "7bit"
 
@@ -465,7 +148,7 @@ class _Part:
         kind = value.split(b";", 1)[0].strip().decode("latin-1").lower()
         if not kind:
             return None
-        return kind, _parse_params(value)
+        return kind, parse_params(value)
 
     @property
     def header_bytes(self) -> bytes:
@@ -491,7 +174,7 @@ class _Part:
             value = self.param("name")
         if value is None:
             return None
-        return _header_text(value).strip() or None
+        return header_text(value).strip() or None
 
     def is_attachment(self) -> bool:
         if self.children:
@@ -523,10 +206,10 @@ class _Part:
         ]
         return b"(" + b" ".join(items) + b")"
 
-    def address_list(self, name: str) -> list[_Addr]:
-        out: list[_Addr] = []
+    def address_list(self, name: str) -> list[Addr]:
+        out: list[Addr] = []
         for value in self.all(name):
-            out.extend(_parse_address_list(value.decode("latin-1")))
+            out.extend(parse_address_list(value.decode("latin-1")))
         return out
 
     def bodystructure(self, extended: bool) -> bytes:
@@ -551,10 +234,10 @@ class _Part:
             items += [
                 self.message.envelope(),
                 self.message.bodystructure(extended),
-                b"%d" % _count_lines(body),
+                b"%d" % count_lines(body),
             ]
         elif self.maintype == "text":
-            items.append(b"%d" % _count_lines(body))
+            items.append(b"%d" % count_lines(body))
         if extended:
             items += [imap_nstring(self.first("content-md5")), self._disposition_wire(), self._language_wire()]
         return b"(" + b" ".join(items) + b")"
@@ -586,10 +269,14 @@ def _params_wire(params: list[tuple[str, bytes]]) -> bytes:
     )
 
 
-def _addr_wire(addrs: list[_Addr]) -> bytes:
+def _addr_wire(addrs: list[Addr]) -> bytes:
     if not addrs:
         return b"NIL"
     return b"(" + b"".join(b"(" + b" ".join(imap_nstring(_latin(x)) for x in a) + b")" for a in addrs) + b")"
+
+
+def _latin(value: str | None) -> bytes | None:
+    return None if value is None else value.encode("latin-1", errors="replace")
 
 
 def _split_multipart(raw: bytes, start: int, end: int, boundary: bytes) -> list[tuple[int, int]]:
@@ -724,7 +411,7 @@ class ParsedMessage:
     # ------------------------------------------------------------------ search helpers
     def header(self, name: str) -> list[str]:
         """Decoded (unfolded, RFC 2047) values of every header field called ``name``."""
-        return [_header_text(v) for v in self._root.all(name.lower())]
+        return [header_text(v) for v in self._root.all(name.lower())]
 
     def raw_header(self, name: str) -> list[bytes]:
         """Raw unfolded values of every header field called ``name``."""
@@ -733,14 +420,14 @@ class ParsedMessage:
     @property
     def subject(self) -> str:
         value = self._root.first("subject")
-        return "" if value is None else _header_text(value)
+        return "" if value is None else header_text(value)
 
     @property
     def message_id(self) -> str | None:
         value = self._root.first("message-id")
         if value is None:
             return None
-        text = re.sub(r"\s+", "", _bytes_to_text(value))
+        text = re.sub(r"\s+", "", bytes_to_text(value))
         return text or None
 
     @property
@@ -748,7 +435,7 @@ class ParsedMessage:
         value = self._root.first("in-reply-to")
         if value is None:
             return None
-        text = _bytes_to_text(value)
+        text = bytes_to_text(value)
         m = _MSGID.search(text)
         if m:
             return re.sub(r"\s+", "", m.group(0))
@@ -759,7 +446,7 @@ class ParsedMessage:
     def references(self) -> list[str]:
         out: list[str] = []
         for value in self._root.all("references"):
-            out.extend(re.sub(r"\s+", "", m) for m in _MSGID.findall(_bytes_to_text(value)))
+            out.extend(re.sub(r"\s+", "", m) for m in _MSGID.findall(bytes_to_text(value)))
         return out
 
     @property
@@ -768,7 +455,7 @@ class ParsedMessage:
         if not value:
             return None
         try:
-            dt = parsedate_to_datetime(_bytes_to_text(value))
+            dt = parsedate_to_datetime(bytes_to_text(value))
         except (TypeError, ValueError, IndexError, OverflowError):
             return None
         if dt is None:
@@ -783,9 +470,9 @@ class ParsedMessage:
         for name, _route, mailbox, host in self._root.address_list(field.lower()):
             if mailbox is None or host is None:
                 continue  # group markers
-            display = _header_text(name.encode("latin-1", errors="replace")) if name else ""
+            display = header_text(name.encode("latin-1", errors="replace")) if name else ""
             addr = mailbox + ("@" + host if host else "")
-            out.append((display, _bytes_to_text(addr.encode("latin-1", errors="replace"))))
+            out.append((display, bytes_to_text(addr.encode("latin-1", errors="replace"))))
         return out
 
     def text_content(self) -> str:
@@ -803,10 +490,10 @@ class ParsedMessage:
             if disp is not None and disp[0] == "attachment":
                 continue
             charset = part.param("charset")
-            data = _transfer_decode(part.body, part.encoding)
-            text = _decode_charset(data, charset.decode("latin-1") if charset else None)
+            data = transfer_decode(part.body, part.encoding)
+            text = decode_charset(data, charset.decode("latin-1") if charset else None)
             if part.subtype == "html":
-                text = _strip_html(text)
+                text = strip_html(text)
             chunks.append(text)
         return "\n".join(chunks)
 

@@ -89,6 +89,19 @@ class FaultRule:
     def argument(self) -> str:
         return self.action.split(":", 1)[1] if ":" in self.action else ""
 
+    @property
+    def seconds(self) -> float:
+        """The argument as seconds (`delay:<s>`, `throttle:<s>`); 0 when it is no number."""
+        try:
+            return max(float(self.argument), 0.0)
+        except ValueError:
+            return 0.0
+
+    @property
+    def throttles(self) -> bool:
+        """Whether the rule makes Gmail throttle the command (slow, then `OK … [THROTTLED]`)."""
+        return self.kind == "throttle" or (self.kind == "refuse_login" and self.argument == "throttled")
+
     def matches(self, name: str, account: str | None) -> bool:
         connect = name == "CONNECT"
         if (self.kind in CONNECT_ACTIONS) != connect:
@@ -205,9 +218,6 @@ class Observer:
             return records
         wanted = account.lower()
         return [r for r in records if (r.account or "").lower() == wanted]
-
-    def command_names(self, account: str | None = None) -> list[str]:
-        return [r.name for r in self.commands(account)]
 
     def connections(self, account: str | None = None) -> int:
         """Number of IMAP sessions that logged in (as `account`, when given)."""

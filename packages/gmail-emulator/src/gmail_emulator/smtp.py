@@ -15,37 +15,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fnmatch
 import itertools
 import logging
 import math
 import random
-import re
 import ssl
 import threading
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
-from email.utils import format_datetime
-from typing import Any, Literal
+from typing import Any
 
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session, TLSSetupException
 
 from .knobs import Knobs
-from .mime import ParsedMessage
 from .observe import REDACTED, Observer, redact_smtp_line
-from .store import FLAG_SEEN, INBOX, SENT, Message, Store
-from .trace import gmail_trace
+from .smtp_delivery import OutboxEntry, deliver, file_sent, prepare
+from .smtp_faults import Armed, PortKind, SmtpFault, bad_credentials, fault_reply
+from .store import Store
 
-__all__ = ["OutboxEntry", "SmtpFault", "SmtpFront"]
+__all__ = ["SmtpFront"]
 
 log = logging.getLogger("gmail_emulator.smtp")
-
-PortKind = Literal["ssl", "starttls"]
-Stage = Literal["connect", "ehlo", "auth", "mail", "rcpt", "data", "after_data"]
-Action = Literal["421", "450", "454", "550", "535", "534", "quota", "web_login", "drop", "hold"]
-_STAGES: frozenset[str] = frozenset({"connect", "ehlo", "auth", "mail", "rcpt", "data", "after_data"})
-_ACTIONS: frozenset[str] = frozenset({"421", "450", "454", "550", "535", "534", "quota", "web_login", "drop", "hold"})
 
 GMAIL_HOSTNAME = "smtp.gmail.com"
 SIZE_LIMIT = 35882577  # what Gmail advertises in EHLO
@@ -59,160 +49,6 @@ class _QuietDeprecation(logging.Filter):
 
 
 logging.getLogger("mail.log").addFilter(_QuietDeprecation())
-
-
-# --------------------------------------------------------------------------- public data
-
-
-@dataclass(frozen=True)
-class OutboxEntry:
-    """One message accepted after DATA, exactly as the client sent it."""
-
-    account: str  # the authenticated account
-    envelope_from: str
-    recipients: list[str]
-    data: bytes  # exact bytes received (dot-unstuffed), before any header was added
-    port_kind: PortKind
-    at: float  # emulator clock at acceptance
-
-
-@dataclass(frozen=True)
-class SmtpFault:
-    """An injected SMTP failure.
-
-    `stage`: where it fires - "connect" (instead of the greeting), "ehlo", "auth" (after the
-    credentials were read), "mail", "rcpt", "data" (after the message content was read, the message
-    is NOT accepted) or "after_data" (the message IS accepted, recorded and filed; only the reply
-    changes).
-    `action`: "421" (``421 4.7.0 Try again later``, then the connection closes), "550"
-    (``550 5.1.1`` at rcpt: only that recipient is rejected), "535" (bad credentials), "534"
-    (application-specific password required), "454" (``454 4.7.0 Too many login attempts``), "450"
-    (``450 4.2.1`` a recipient receiving mail too fast, temporary), "quota" (``550 5.4.5 Daily user
-    sending limit exceeded``), "web_login" (``534 5.7.14`` sign in through a web browser first) or
-    "drop" (the connection is closed without a reply) or "hold" (no reply until the client goes
-    away: a test can kill the client at exactly this point; `held()` counts the holds reached).
-    `times`: how often the rule fires; -1 = always.
-    `port_kind`: only on that port ("ssl" = 465-style, "starttls" = 587-style); None = both.
-    `match`: a glob (case-insensitive) on the stage's address: the MAIL FROM address at "mail", the
-    RCPT TO address at "rcpt", the login name at "auth"; the rule never fires on other stages when
-    set.
-    """
-
-    stage: Stage
-    action: Action
-    times: int = 1
-    port_kind: PortKind | None = None
-    match: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.stage not in _STAGES:
-            raise ValueError(f"unknown SMTP fault stage {self.stage!r} (one of {sorted(_STAGES)})")
-        if self.action not in _ACTIONS:
-            raise ValueError(f"unknown SMTP fault action {self.action!r} (one of {sorted(_ACTIONS)})")
-        if self.port_kind not in (None, "ssl", "starttls"):
-            raise ValueError(f"unknown port kind {self.port_kind!r}")
-        if self.times == 0 or self.times < -1:
-            raise ValueError("times must be positive or -1 (always)")
-        if self.action == "hold" and self.stage not in ("mail", "rcpt", "data", "after_data"):
-            raise ValueError("hold works at mail, rcpt, data and after_data")
-
-    def applies(self, stage: str, port_kind: str, address: str | None) -> bool:
-        if self.stage != stage or (self.port_kind is not None and self.port_kind != port_kind):
-            return False
-        if self.match is None:
-            return True
-        return address is not None and fnmatch.fnmatchcase(address.lower(), self.match.lower())
-
-
-# --------------------------------------------------------------------------- Gmail's replies
-
-
-def _bad_credentials(tx: str) -> str:
-    return (
-        "535-5.7.8 Username and Password not accepted. For more information, go to\r\n"
-        f"535 5.7.8  https://support.google.com/mail/?p=BadCredentials {tx} - gsmtp"
-    )
-
-
-def _app_password_required(tx: str) -> str:
-    return (
-        "534-5.7.9 Application-specific password required. For more information, go to\r\n"
-        f"534 5.7.9  https://support.google.com/mail/?p=InvalidSecondFactor {tx} - gsmtp"
-    )
-
-
-def _no_such_user(tx: str) -> str:
-    return (
-        "550-5.1.1 The email account that you tried to reach does not exist. Please try\r\n"
-        "550-5.1.1 double-checking the recipient's email address for typos or\r\n"
-        "550-5.1.1 unnecessary spaces. For more information, go to\r\n"
-        f"550 5.1.1  https://support.google.com/mail/?p=NoSuchUser {tx} - gsmtp"
-    )
-
-
-def _web_login(tx: str) -> str:
-    return (
-        "534-5.7.14 <https://accounts.google.com/signin/continue?sarp=1&scc=1&plt=EMULATOR> Please log in\r\n"
-        "534-5.7.14 via your web browser and then try again.\r\n"
-        f"534 5.7.14  Learn more at https://support.google.com/mail/answer/78754 {tx} - gsmtp"
-    )
-
-
-def _fault_reply(action: str, stage: str, tx: str) -> str:
-    if action == "421":
-        return f"421 4.7.0 Try again later, closing connection. ({stage.upper()}) {tx} - gsmtp"
-    if action == "454":
-        return f"454 4.7.0 Too many login attempts, please try again later. {tx} - gsmtp"
-    if action == "450":
-        return (
-            "450-4.2.1 The user you are trying to contact is receiving mail at a rate that\r\n"
-            f"450 4.2.1 prevents additional messages from being delivered. {tx} - gsmtp"
-        )
-    if action == "quota":
-        return (
-            "550-5.4.5 Daily user sending limit exceeded. For more information on Gmail's\r\n"
-            f"550 5.4.5 sending limits go to https://support.google.com/a/answer/166852 {tx} - gsmtp"
-        )
-    if action == "web_login":
-        return _web_login(tx)
-    if action == "535":
-        return _bad_credentials(tx)
-    if action == "534":
-        return _app_password_required(tx)
-    if stage == "rcpt":
-        return _no_such_user(tx)
-    return f"550 5.7.1 Message rejected ({stage.upper()}). {tx} - gsmtp"
-
-
-@dataclass
-class _Armed:
-    """A fault rule with its remaining shots (-1 = unlimited)."""
-
-    fault: SmtpFault
-    remaining: int
-
-
-# --------------------------------------------------------------------------- a send in flight
-
-
-@dataclass
-class _Job:
-    """One accepted message on its way into the sender's Sent Mail and the recipients' INBOXes."""
-
-    account: str
-    raw: bytes  # with Message-ID / Date completed
-    header_id: str | None
-    date: str | None
-    recipients: list[str]
-    # The sender's own copy once it exists (sent to oneself: one message, \\Sent and \\Inbox).
-    own_copy: Message | None = None
-
-
-def _norm_date(value: bytes | str | None) -> str | None:
-    if value is None:
-        return None
-    text = value.decode("latin-1") if isinstance(value, bytes) else value
-    return re.sub(r"\s+", " ", text).strip() or None
 
 
 # --------------------------------------------------------------------------- the front
@@ -235,7 +71,7 @@ class SmtpFront:
         self._loop = loop
         self._lock = threading.Lock()
         self._outbox: list[OutboxEntry] = []
-        self._faults: list[_Armed] = []
+        self._faults: list[Armed] = []
         self._logins: list[tuple[int, str]] = []
         self._sessions = 0
         self._held = 0
@@ -308,7 +144,7 @@ class SmtpFront:
 
     def add_fault(self, fault: SmtpFault) -> None:
         with self._lock:
-            self._faults.append(_Armed(fault, fault.times))
+            self._faults.append(Armed(fault, fault.times))
 
     def clear_faults(self) -> None:
         with self._lock:
@@ -397,42 +233,20 @@ class SmtpFront:
         with self._lock:
             self._outbox.append(entry)
         try:
-            job = self._prepare(entry)
+            job = prepare(entry, self.store, self._rng)
             knobs = self.store.knobs
             if knobs.sent_filing_delay_s is not None and not math.isinf(knobs.sent_filing_delay_s):
-                self._later(knobs.sent_filing_delay_s, self._file_sent, job)
+                self._later(knobs.sent_filing_delay_s, file_sent, self.store, job)
             seen: set[str] = set()
             for rcpt in recipients:
                 key = rcpt.lower()
                 if key in seen or self.store.account(rcpt) is None:
                     continue
                 seen.add(key)
-                self._later(knobs.delivery_delay_s, self._deliver, job, rcpt)
+                self._later(knobs.delivery_delay_s, deliver, self.store, job, rcpt)
         except Exception:  # the client has its 250 coming; a bug here must not break the session
             log.exception("processing an accepted message failed")
         return entry
-
-    def _prepare(self, entry: OutboxEntry) -> _Job:
-        parsed = ParsedMessage(entry.data)
-        extra: list[bytes] = []
-        header_id = parsed.message_id
-        if not header_id:
-            token = "".join(self._rng.choice("0123456789abcdef") for _ in range(24))
-            header_id = f"<{token[:8]}.{token[8:12]}0a20.{token[12:16]}.{token[16:]}@mx.google.com>"
-            extra.append(b"Message-ID: " + header_id.encode("ascii"))
-        dates = parsed.raw_header("date")
-        date = _norm_date(dates[0]) if dates else None
-        if date is None:
-            date = format_datetime(self.store.now())
-            extra.append(b"Date: " + date.encode("ascii"))
-        raw = b"".join(line + b"\r\n" for line in extra) + parsed.raw
-        return _Job(
-            account=entry.account,
-            raw=raw,
-            header_id=header_id.strip().strip("<>").strip(),
-            date=date,
-            recipients=list(entry.recipients),
-        )
 
     def _later(self, delay: float, func: Callable[..., None], *args: Any) -> None:
         def run() -> None:
@@ -450,47 +264,6 @@ class SmtpFront:
             return
         handle = self.loop.call_later(delay, run)
         self._timers.add(handle)
-
-    def _own_copy(self, job: _Job, account_messages: dict[int, Message]) -> Message | None:
-        own = job.own_copy
-        if own is not None and account_messages.get(own.msgid) is own:
-            return own
-        return None
-
-    def _file_sent(self, job: _Job) -> None:
-        account = self.store.account(job.account)
-        if account is None:
-            return
-        own = self._own_copy(job, account.messages)
-        if own is not None:
-            if SENT not in own.labels:
-                account.set_labels(own, own.labels | {SENT})
-            if FLAG_SEEN not in own.flags:
-                account.set_flags(own, own.flags | {FLAG_SEEN})
-            return
-        for msg in account.messages.values() if self.store.knobs.merge_similar_sent else ():
-            if SENT not in msg.labels or msg.header_id != job.header_id:
-                continue
-            dates = msg.parsed.raw_header("date")
-            if (_norm_date(dates[0]) if dates else None) == job.date:
-                return  # Gmail skips filing a "similar" message already in Sent
-        job.own_copy = account.add_message(job.raw, labels=[SENT], flags=[FLAG_SEEN])
-
-    def _deliver(self, job: _Job, rcpt: str) -> None:
-        account = self.store.account(rcpt)
-        if account is None:
-            return
-        if account.address.lower() == job.account.lower():
-            own = self._own_copy(job, account.messages)
-            if own is not None:
-                if INBOX not in own.labels:
-                    account.set_labels(own, own.labels | {INBOX})
-                return
-            job.own_copy = account.add_message(job.raw, labels=[INBOX])
-            return
-        # Gmail accepting mail for another mailbox writes its trace and verdict on top.
-        trace = gmail_trace(job.raw, recipient=account.address, when=self.store.now(), mail_from=job.account)
-        account.add_message(trace + job.raw, labels=[INBOX])
 
 
 # --------------------------------------------------------------------------- the protocol
@@ -635,7 +408,7 @@ class GmailSMTP(SMTP):
 
     def authenticate(self, auth_data: Any) -> AuthResult:
         tx = self.front.transaction_id()
-        refused = AuthResult(success=False, handled=False, message=_bad_credentials(tx))
+        refused = AuthResult(success=False, handled=False, message=bad_credentials(tx))
         if not isinstance(auth_data, LoginPassword):
             return refused
         login = auth_data.login.decode("utf-8", errors="replace")
@@ -673,7 +446,7 @@ class GmailSMTP(SMTP):
             return ""
         if fault.action == "421":
             self._close_after_push = True
-        return _fault_reply(fault.action, stage, self.front.transaction_id())
+        return fault_reply(fault.action, stage, self.front.transaction_id())
 
     def drop(self) -> None:
         """Close the connection at once, without another byte."""

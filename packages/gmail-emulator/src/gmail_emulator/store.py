@@ -6,13 +6,14 @@ other threads onto it, so nothing in this module takes a lock.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from .knobs import Knobs
 from .mime import ParsedMessage
@@ -39,6 +40,11 @@ FLAG_ANSWERED = "\\Answered"
 # Reply and forward prefixes as mail clients write them in several languages ("Re:", "Fwd:", "AW:"…),
 # possibly repeated or numbered ("Re[2]:"); the subject that threads is what is left after them.
 _SUBJECT_PREFIX = re.compile(r"^\s*(?:(?:re|fw|fwd|aw|wg|sv|vs|odp|tr|rv|antw|atb)(?:\[\d+\])?\s*:\s*)+", re.I)
+
+
+def bare_id(header_id: str) -> str:
+    """A Message-ID as the store keeps it: without angle brackets and surrounding spaces."""
+    return header_id.strip().strip("<>").strip()
 
 
 def thread_subject(subject: str) -> str:
@@ -99,7 +105,7 @@ class Message:
     def header_id(self) -> str | None:
         """Message-ID without angle brackets."""
         mid = self.parsed.message_id
-        return mid.strip().strip("<>").strip() if mid else None
+        return bare_id(mid) if mid else None
 
     def state(self) -> IndexState:
         return IndexState(self.parsed, self.labels, self.flags, self.location, self.internaldate)
@@ -231,12 +237,6 @@ class Account:
             key = self.user_labels.get(name.casefold())
             found = self.folders.get(key) if key else None
         return found
-
-    def folder_by_special(self, special: str) -> Folder:
-        for folder in self.folders.values():
-            if folder.special == special:
-                return folder
-        raise KeyError(special)
 
     def list_entries(self) -> list[tuple[tuple[str, ...], str]]:
         """(attributes, name) for LIST, in Gmail's order: INBOX, labels, [Gmail] tree."""
@@ -376,7 +376,7 @@ class Account:
         by_subject = self.store.knobs.thread_by_subject
         topic = thread_subject(parsed.subject) if by_subject else ""
         for ref in wanted:
-            key = ref.strip().strip("<>").strip()
+            key = bare_id(ref)
             for other in self.messages.values():
                 if other.header_id != key or other.msgid == msg.msgid:
                     continue
@@ -390,8 +390,28 @@ class Account:
         self.messages.pop(msg.msgid, None)
         self.changed()
 
-    def find_by_header_id(self, bare_id: str) -> list[Message]:
-        return [m for m in self.messages.values() if m.header_id == bare_id]
+    def find_by_header_id(self, header_id: str) -> list[Message]:
+        return [m for m in self.messages.values() if m.header_id == header_id]
+
+    def snapshot(self) -> dict[str, Any]:
+        """Comparable deep state: the user labels and every message (ids, labels, flags, place, bytes' hash)."""
+        msgs = sorted(self.messages.values(), key=lambda m: m.arrival)
+        return {
+            "user_labels": sorted(self.user_labels.values(), key=str.casefold),
+            "messages": [
+                {
+                    "msgid": m.msgid,
+                    "thrid": m.thrid,
+                    "header_id": m.header_id,
+                    "labels": sorted(m.labels),
+                    "flags": sorted(m.flags),
+                    "location": m.location,
+                    "internaldate": m.internaldate.isoformat(),
+                    "sha256": hashlib.sha256(m.raw).hexdigest(),
+                }
+                for m in msgs
+            ],
+        }
 
     def canonical_label(self, name: str, *, create: bool = False) -> str | None:
         """Map a label name as a client wrote it to the stored spelling (system or user)."""

@@ -10,7 +10,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from ...mail import accounts
-from ...mail.results import ListAccountsResult, ReloadResult
+from ...mail.accounts import ListAccountsResult, ReloadResult
 from ...runtime import Runtime
 from .arguments import Flag
 from .common import READ_ONLY, structured_errors, within_deadline

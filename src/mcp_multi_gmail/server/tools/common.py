@@ -37,7 +37,6 @@ AccountOrAll = Annotated[
 ]
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
-LOCAL_READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
 def compact_json(value: Any) -> str:
@@ -127,7 +126,3 @@ def within_deadline(runtime: Runtime) -> Callable[[Callable[P, Awaitable[R]]], C
         return wrapper
 
     return decorate
-
-
-def jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))

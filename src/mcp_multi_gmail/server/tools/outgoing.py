@@ -9,7 +9,9 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from ...mail import drafts, send, trash
-from ...mail.results import DraftResult, DraftsResult, SendResult, TrashResult
+from ...mail.drafts import DraftResult, DraftsResult
+from ...mail.send import SendResult
+from ...mail.trash import TrashResult
 from ...request import Request
 from ...runtime import Runtime
 from .arguments import (

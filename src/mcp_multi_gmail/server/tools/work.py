@@ -9,8 +9,8 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from ...mail import labels, pass_
-from ...mail.labels import MAX_THREADS
-from ...mail.results import FlagsResult, LabelChange, PassResult, ThreadLabelChange
+from ...mail.labels import MAX_THREADS, FlagsResult, LabelChange, ThreadLabelChange
+from ...mail.pass_ import PassResult
 from ...runtime import Runtime
 from .arguments import MAX_LABEL, MAX_TOKEN, Count, Identifier, Identifiers, OptionalFlag
 from .common import READ_ONLY, AccountName, AccountOrAll, structured_errors, within_deadline
