@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def watch(argv: Sequence[str]) -> int:
     """The watcher: --wait's one line or --follow's line per new mail on stdout, exit code for the assistant
-    (README.en.md, "The mail watcher")."""
+    (docs/en/watcher.md)."""
     if check_location(project_dir(), release=is_release_build()) is not None:
         print(f"chyba: {GUARD_MESSAGE.replace(chr(10), ' ')}", flush=True)
         return WATCHER_BAD_START

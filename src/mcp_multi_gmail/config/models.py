@@ -132,5 +132,5 @@ class RawConfig(BaseModel):
     # false = 1.5.0's poll-only watcher: no IDLE connection, a check every watch_interval only.
     watch_idle: bool = True
     call_timeout_s: int = DEFAULT_CALL_TIMEOUT_S
-    # True: mg_send_message asks the client to have the user confirm every call (README.en.md, "Security").
+    # True: mg_send_message asks the client to have the user confirm every call (docs/en/security.md).
     confirm_sends: bool = False

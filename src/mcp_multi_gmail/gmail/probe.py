@@ -366,7 +366,7 @@ def _delete_draft(session: ImapSession, mid: str) -> bool:
     uid = _header_uid(session, mid)
     if uid is not None:
         session.change_flags([uid], ["\\Deleted"], add=True)
-        session.client.expunge([uid])
+        session.expunge([uid])
     session.open(ALL_MAIL)
     gone = _header_uid(session, mid) is None
     session.open(TRASH)

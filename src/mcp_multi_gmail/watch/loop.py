@@ -1,4 +1,4 @@
-"""The `--wait` watcher (README.en.md, "The mail watcher"): ends — and so wakes the assistant — when new mail arrives.
+"""The `--wait` watcher (docs/en/watcher.md): ends — and so wakes the assistant — when new mail arrives.
 
 An empty check costs the assistant nothing, unlike a pass. The exit code is the message (0 new
 mail, 3 replaced or orphaned, 4 restart me, 5 the user must fix something, 6 bad start); the

@@ -399,6 +399,11 @@ class ImapSession:
         match = _APPENDUID.search(text(answer))
         return int(match.group(2)) if match else None
 
+    def expunge(self, uids: list[int]) -> None:
+        """UID EXPUNGE (RFC 4315): remove these messages of the open folder once marked \\Deleted."""
+        self.changes_sent = True
+        self.client.expunge(uids)
+
     def move(self, uids: list[int], special: str) -> bool:
         """UID MOVE to a special folder (Gmail advertises MOVE only after login); False when refused."""
         target = self.folder(special)
