@@ -11,10 +11,8 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,6 @@ from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.config import parse_duration_ms, parse_hours
 from mcp_multi_gmail.errors import ErrorCode, MailError, RefusalKind
 from mcp_multi_gmail.watch.args import DEFAULT_MAX_MS, WatchArgs, WatchArgsError, plan_watch
-from mcp_multi_gmail.watch.check import imap_check
 from mcp_multi_gmail.watch.loop import (
     LINE_ABORTED,
     LINE_ORPHANED,
@@ -37,6 +34,7 @@ from mcp_multi_gmail.watch.loop import (
 )
 from mcp_multi_gmail.watch.state import KNOWN_FILE, OWNER_FILE, load_known
 from support import gmail_env
+from support.watching import FakeTime, at_hour, boundary, fake_time_options, mail
 
 OSOBNI = "osobni@example.cz"
 PRACE = "tym@example.com"
@@ -46,44 +44,6 @@ ACCOUNTS: list[dict[str, Any]] = [
     {"name": "prace", "address": PRACE, "password": "tymovehesloheslo"},
     {"name": "automaty", "address": AUTOMATY, "password": "automatyheslooko"},
 ]
-
-
-def boundary() -> str:
-    return (datetime.now(UTC) - timedelta(days=1)).date().isoformat()
-
-
-def at_hour(hour: int) -> datetime:
-    return datetime(2026, 10, 5, hour, 0).astimezone()
-
-
-def mail(to: str, sender: str = "anna@example.org", *, subject: str = "Schůzka") -> EmailMessage:
-    msg = EmailMessage()
-    msg["From"] = sender
-    msg["To"] = to
-    msg["Subject"] = subject
-    msg["Message-ID"] = f"<{uuid.uuid4().hex}@example.org>"
-    msg.set_content("Dobrý den, posílám podklady.")
-    return msg
-
-
-class FakeTime:
-    """A clock that moves only when the watcher sleeps; `on_sleep[n]` runs during the n-th sleep."""
-
-    def __init__(self, start: datetime) -> None:
-        self.now = start
-        self.sleeps = 0
-        self.on_sleep: dict[int, Callable[[], object]] = {}
-        self.jump_to: dict[int, datetime] = {}
-
-    def clock(self) -> datetime:
-        return self.now
-
-    def sleep(self, seconds: float, abort: threading.Event) -> None:
-        self.sleeps += 1
-        self.now = self.jump_to.get(self.sleeps, self.now + timedelta(seconds=seconds))
-        hook = self.on_sleep.get(self.sleeps)
-        if hook is not None:
-            hook()
 
 
 @pytest.fixture
@@ -126,17 +86,12 @@ def make(
                 environ=gmail_env(emulator),
             )
         )
-        options: dict[str, Any] = {
-            "state_dir": state_dir,
-            "check": imap_check(plan.config, plan.endpoint),
-            "interval_s": plan.interval_s,
-            "max_s": plan.max_s,
-            "hours": plan.hours,
-            "clock": fake.clock,
-            "sleep": fake.sleep,
-            "ppid": lambda: 4242,
-            "log": logs.append,
-        }
+        options = fake_time_options(plan, state_dir, fake)
+        options.update(
+            {
+                "log": logs.append,
+            }
+        )
         options.update(overrides)
         return Watcher(plan.watched, **options)
 

@@ -1,6 +1,6 @@
 """Command line: start-up order guard → config → warnings → server (stdout carries only MCP).
 
-Modes: the stdio server (default), `--wait` (the watcher), `--demo` (the server against the
+Modes: the stdio server (default), `--wait` and `--follow` (the watcher), `--demo` (the server against the
 embedded sample mailboxes), `demo` (a guided tour for a person at a terminal) and `probe` (what
 one real mailbox does where Gmail's behaviour is not documented).
 """
@@ -53,8 +53,11 @@ def _parser() -> argparse.ArgumentParser:
     probe.add_argument(
         "--write-test", action="store_true", help="probe uloží a hned smaže jeden koncept odpovědi (jinak jen čte)"
     )
-    watcher = parser.add_argument_group("hlídač (--wait)")
+    watcher = parser.add_argument_group("hlídač (--wait, --follow)")
     watcher.add_argument("--wait", action="store_true", help="hlídá novou poštu a skončí, když nějaká přijde")
+    watcher.add_argument(
+        "--follow", action="store_true", help="hlídá novou poštu a každou ohlásí řádkem (nástroj Monitor v Claude Code)"
+    )
     watcher.add_argument("--since", action="append", default=[], metavar="SCHRANKA=KOTVA", help="kotva schránky")
     watcher.add_argument("--interval", help="jak často kontrolovat, např. 5m")
     watcher.add_argument("--max", dest="max_time", help="jak dlouho nejvýš hlídat, např. 115m")
@@ -91,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if "--version" in argv:  # before anything else, as 1.5.0: no config needed
         print(f"mcp-multi-gmail {__version__}")
         return
-    if "--wait" in argv:
+    if "--wait" in argv or "--follow" in argv:
         # The assistant reads the watcher's stdout and exit code: every argument problem is one
         # `chyba:` line with code 6, never argparse's English text with code 2 (read as a crash).
         raise SystemExit(watch(argv))
@@ -116,7 +119,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def watch(argv: Sequence[str]) -> int:
-    """The --wait watcher: one line on stdout, exit code for the assistant (README.en.md, "The mail watcher")."""
+    """The watcher: --wait's one line or --follow's line per new mail on stdout, exit code for the assistant
+    (docs/en/watcher.md)."""
     if check_location(project_dir(), release=is_release_build()) is not None:
         print(f"chyba: {GUARD_MESSAGE.replace(chr(10), ' ')}", flush=True)
         return WATCHER_BAD_START
@@ -136,6 +140,7 @@ def watch(argv: Sequence[str]) -> int:
             layout=detect_layout(project_dir()),
             environ=os.environ,
             problems=args.problems,
+            follow=args.follow,
         )
     )
 

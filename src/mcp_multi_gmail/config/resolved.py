@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ..deadline import DEFAULT_CALL_TIMEOUT_S
+
 
 @dataclass(frozen=True)
 class Signature:
@@ -58,7 +60,7 @@ class Config:
     watch_interval_ms: int | None
     secret_files: tuple[Path, ...]  # files holding app passwords (for the git warning)
     warnings: tuple[str, ...]  # Czech, without the "POZOR: " prefix the CLI adds
-    call_timeout_s: int = 60  # one deadline for every tool call
+    call_timeout_s: int = DEFAULT_CALL_TIMEOUT_S  # one deadline for every tool call
     confirm_sends: bool = False  # mg_send_message asks for the user's confirmation in the client
 
     def account(self, name: str) -> Account | None:

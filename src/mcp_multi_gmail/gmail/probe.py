@@ -23,7 +23,7 @@ from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
 from ..errors import MailError
 from .endpoint import Endpoint
 from .imap import ALL_MAIL, DRAFTS, TRASH, ImapSession
-from .imap.failures import gmail_reason, network_error
+from .imap.failures import connection_broke, gmail_reason, network_error
 from .imap.login import connect, log_out, login_refusal
 from .parse.envelope import envelope_info
 
@@ -366,7 +366,7 @@ def _delete_draft(session: ImapSession, mid: str) -> bool:
     uid = _header_uid(session, mid)
     if uid is not None:
         session.change_flags([uid], ["\\Deleted"], add=True)
-        session.client.expunge([uid])
+        session.expunge([uid])
     session.open(ALL_MAIL)
     gone = _header_uid(session, mid) is None
     session.open(TRASH)
@@ -401,7 +401,7 @@ def run_probe(
         if write_test:
             report.draft = draft_test(session, address)
     except IMAPClientAbortError as error:
-        raise network_error(account, error) from None
+        raise connection_broke(account, error) from None
     except (TimeoutError, OSError) as error:
         raise network_error(account, error) from None
     except IMAPClientError as error:

@@ -1,4 +1,4 @@
-"""mg_next_pass: the threads with unprocessed work since a boundary (README.en.md, "Pass modes").
+"""mg_next_pass: the threads with unprocessed work since a boundary (docs/en/configuration.md, "Pass modes").
 
 One search, one FETCH for every match, then for the page's threads one OR-tree SEARCH and one
 FETCH: the command count does not grow with the number of threads.

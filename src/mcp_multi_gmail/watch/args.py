@@ -6,6 +6,7 @@ everything to fix in one go rather than one problem per restart.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -49,9 +50,14 @@ _VALUE_OPTIONS = {
 }
 
 
+# `--follow` keeps running: it has no time limit unless `--max` gives one.
+NO_LIMIT = math.inf
+_MODES = ("--wait", "--follow")
+
+
 @dataclass
 class WatchArgv:
-    """The command line of `--wait`, read without argparse: its errors would be English, on stderr, exit 2."""
+    """The watcher's command line, read without argparse: its errors would be English, on stderr, exit 2."""
 
     config: str | None = None
     since: list[str] = field(default_factory=list)
@@ -61,11 +67,16 @@ class WatchArgv:
     problems: list[str] = field(default_factory=list)  # Czech, for the one `chyba:` line
     ignored: list[str] = field(default_factory=list)  # unknown arguments, skipped as 1.5.0 did
     config_missing: bool = False  # `--config` without a path: no other file is tried in its place
+    follow: bool = False  # `--follow`: one line per new mail, running on (Claude Code's Monitor)
 
 
 def read_watch_argv(argv: Sequence[str]) -> WatchArgv:
-    """Split `--wait` mode's arguments; the last of a repeated option wins (except `--since`)."""
+    """Split the watcher's arguments; the last of a repeated option wins (except `--since`)."""
     result = WatchArgv()
+    modes = [mode for mode in _MODES if mode in argv]
+    result.follow = "--follow" in modes
+    if len(modes) > 1:
+        result.problems.append("--wait a --follow nejdou spolu: --wait skončí u první nové pošty, --follow hlídá dál")
     values: dict[str, str] = {}
     items = list(argv)
     i = 0
@@ -73,7 +84,7 @@ def read_watch_argv(argv: Sequence[str]) -> WatchArgv:
         item = items[i]
         i += 1
         option, eq, inline = item.partition("=")
-        if item == "--wait":
+        if item in _MODES:
             continue
         if option not in _VALUE_OPTIONS:
             result.ignored.append(item)
@@ -111,6 +122,7 @@ class WatchArgs:
     layout: AddonLayout | None
     environ: Mapping[str, str]
     problems: Sequence[str] = ()  # Czech, found on the command line already
+    follow: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,6 +134,7 @@ class WatchPlan:
     max_s: float
     hours: tuple[int, int] | None
     dropped: tuple[str, ...] = field(default=())  # --since of mailboxes without `watch`
+    follow: bool = False
 
 
 def _anchors(raw: Sequence[str], config: Config | None, problems: list[str]) -> dict[str, datetime]:
@@ -197,7 +210,7 @@ def plan_watch(args: WatchArgs) -> WatchPlan:
             watched = {name: at for name, at in anchors.items() if name in flagged}
             dropped = tuple(name for name in anchors if name not in flagged)
         if not problems and not watched:
-            problems.append("--wait potřebuje aspoň jedno --since jmeno=kotva")
+            problems.append(f"{'--follow' if args.follow else '--wait'} potřebuje aspoň jedno --since jmeno=kotva")
 
     config_interval = config.watch_interval_ms if config is not None else None
     interval_s = _duration(
@@ -205,6 +218,8 @@ def plan_watch(args: WatchArgs) -> WatchPlan:
         "čeká se třeba 5m, nejméně 1m", problems,
     )  # fmt: skip
     max_s = _duration("--max", args.max_time, DEFAULT_MAX_MS, 1, "čeká se doba delší než nula, třeba 115m", problems)
+    if args.follow and args.max_time is None:
+        max_s = NO_LIMIT
     window = config.watch_hours if config is not None else None
     if hours is not None:
         window = parse_hours(hours)
@@ -214,4 +229,4 @@ def plan_watch(args: WatchArgs) -> WatchPlan:
     if problems:
         raise WatchArgsError(problems)
     assert config is not None and endpoint is not None  # every failure above added a problem
-    return WatchPlan(config, endpoint, watched, interval_s, max_s, window, dropped)
+    return WatchPlan(config, endpoint, watched, interval_s, max_s, window, dropped, args.follow)

@@ -1,9 +1,14 @@
-"""The `--wait` watcher (README.en.md, "The mail watcher"): ends — and so wakes the assistant — when new mail arrives.
+"""The `--wait` watcher (docs/en/watcher.md): ends — and so wakes the assistant — when new mail arrives.
 
 An empty check costs the assistant nothing, unlike a pass. The exit code is the message (0 new
 mail, 3 replaced or orphaned, 4 restart me, 5 the user must fix something, 6 bad start); the
 one Czech line on stdout explains it and never names senders or subjects. Everything else goes
 to stderr.
+
+`--follow` is the same watcher that keeps running, for Claude Code's Monitor, which hands each
+stdout line to the assistant as an event: one line per wake-up with the same counts, a line for
+a mailbox that stays unreachable (at most hourly), and the `--wait` line and exit code only for
+what ends watching. A stop by signal prints nothing: whoever stopped it wants no restart.
 
 The watcher asks Gmail exactly what the pass asks (`scan_window`), so "new mail" means "a pass
 would have work that no watcher has reported yet".
@@ -24,9 +29,10 @@ from pathlib import Path
 
 from ..errors import MailError
 from ..layout import project_dir
-from .args import WatchArgs, WatchArgsError, WatchPlan, one_line, plan_watch
+from .args import NO_LIMIT, WatchArgs, WatchArgsError, WatchPlan, one_line, plan_watch
 from .check import Check, imap_check
 from .idle import IdleTimings, start_idlers, stop_idlers, timings_from
+from .lifeline import ancestors, watch_ancestors
 from .state import KNOWN_FILE, OWNER_FILE, load_known, new_token, owns_claim, save_known, write_claim
 
 EXIT_NEW_MAIL = 0
@@ -43,6 +49,12 @@ LINE_REPLACED = "konec: hlídání převzal novější hlídač"
 LINE_ORPHANED = "konec: proces, který hlídače spustil, skončil"
 LINE_TIME_UP = "konec: vypršel čas hlídání. Spusť hlídače znovu se stejnými kotvami."
 NEW_MAIL_ADVICE = "Projdi ji průchodem (mg_next_pass) s kotvami, se kterými jsi hlídače spustila."
+# --follow: the watcher is still running when the line arrives, so the advice differs.
+FOLLOW_ADVICE = "Projdi ji průchodem (mg_next_pass); hlídač běží dál, znovu ho nespouštěj."
+FOLLOW_PROBLEM_ADVICE = "Hlídač skončil: řekni to uživateli a spusť hlídače znovu bez té schránky."
+# A mailbox failing every check this long (and at least twice) is worth a line, at most one an hour.
+UNREACHABLE_AFTER_S = 15 * 60.0
+UNREACHABLE_REPEAT_S = 60 * 60.0
 
 Sleep = Callable[[float, threading.Event], None]
 _POLL_S = 0.1
@@ -107,6 +119,9 @@ class Watcher:
         abort: threading.Event | None = None,
         log: Callable[[str], None] = stderr_log,
         wake: threading.Event | None = None,
+        follow: bool = False,
+        emit: Callable[[str], None] | None = None,
+        orphaned: threading.Event | None = None,
     ) -> None:
         self.watched = dict(watched)
         self.owner_path = state_dir / OWNER_FILE
@@ -124,6 +139,13 @@ class Watcher:
         self.wake = wake
         self.checks = 0  # calls of `check`, for the log and for tests
         self._auth_failures = dict.fromkeys(self.watched, 0)
+        # --follow: lines go out while running (to stdout unless a test collects them).
+        self.follow = follow
+        self.emit = emit if emit is not None else _emit
+        # Set (with `abort`) when the process that started us is gone: exit 3, not 4.
+        self.orphaned = orphaned if orphaned is not None else threading.Event()
+        self._down: dict[str, _Down] = {}  # mailboxes whose checks fail, since when and how often
+        self._down_told: dict[str, datetime] = {}  # when each last got an "unreachable" line
 
     def run(self) -> Outcome:  # noqa: C901 - the loop keeps every exit (its exit codes) side by side
         started = self.clock()
@@ -141,7 +163,7 @@ class Watcher:
             if self.wake is not None:
                 self.wake.clear()  # whatever arrives from here on is seen by this round or wakes the next
             if self.abort.is_set():
-                return Outcome(EXIT_RESTART, LINE_ABORTED)
+                return self._stopped()
             if not owns_claim(self.owner_path, token):
                 return Outcome(EXIT_REPLACED, LINE_REPLACED)
             if watch_parent and self.ppid() != parent:
@@ -154,13 +176,9 @@ class Watcher:
                 new, problems = result
                 if owns_claim(self.owner_path, token):
                     self._save(known)
-                if new:
-                    line = f"nová pošta: {', '.join(new)}. {NEW_MAIL_ADVICE}"
-                    if problems:
-                        line += f" Pozor: {'; '.join(problems)}."
-                    return Outcome(EXIT_NEW_MAIL, line)
-                if problems:
-                    return Outcome(EXIT_PROBLEM, f"problém: {'; '.join(problems)}")
+                outcome = self._follow(new, problems) if self.follow else _ended(new, problems)
+                if outcome is not None:
+                    return outcome
             elif not outside_logged:
                 assert self.hours is not None
                 self.log(f"mimo hodiny hlídání ({self.hours[0]}-{self.hours[1]}), Gmailu se neptám")
@@ -168,6 +186,51 @@ class Watcher:
             if (self.clock() - started).total_seconds() >= self.max_s:
                 return Outcome(EXIT_RESTART, LINE_TIME_UP)
             self._pause()
+
+    def _stopped(self) -> Outcome:
+        if self.orphaned.is_set():
+            return Outcome(EXIT_REPLACED, LINE_ORPHANED)
+        # --follow was stopped on purpose (the user, or the host closing): no line asks for a restart.
+        return Outcome(EXIT_RESTART, "" if self.follow else LINE_ABORTED)
+
+    def _follow(self, new: list[str], problems: list[str]) -> Outcome | None:
+        """--follow: say what the round found and go on, unless a problem ends watching."""
+        if new:
+            self._tell(f"nová pošta: {', '.join(new)}. {FOLLOW_ADVICE}")
+        for line in self._unreachable_lines():
+            self._tell(line)
+        if problems:
+            return Outcome(EXIT_PROBLEM, f"problém: {'; '.join(problems)}. {FOLLOW_PROBLEM_ADVICE}")
+        return None
+
+    def _tell(self, line: str) -> None:
+        try:
+            self.emit(line)
+        except OSError:  # nobody reads our stdout any more: the host is gone
+            self.orphaned.set()
+            self.abort.set()
+
+    def _unreachable_lines(self) -> list[str]:
+        now = self.clock()
+        lines: list[str] = []
+        for name, down in self._down.items():
+            told = self._down_told.get(name)
+            minutes = (now - down.since).total_seconds() / 60
+            if down.failures < 2 or minutes * 60 < UNREACHABLE_AFTER_S:
+                continue
+            if told is not None and (now - told).total_seconds() < UNREACHABLE_REPEAT_S:
+                continue
+            self._down_told[name] = now
+            lines.append(
+                f"pozor: schránka {name} je nedostupná už {minutes:.0f} min ({down.detail}); ostatní hlídám dál "
+                "a tuhle zkouším znovu. Řekni to uživateli, hlídače znovu nespouštěj."
+            )
+        return lines
+
+    def _went_down(self, name: str, detail: str) -> None:
+        down = self._down.setdefault(name, _Down(self.clock()))
+        down.failures += 1
+        down.detail = detail
 
     def _pause(self) -> None:
         """Until the next poll, a stop, or (with IDLE) new mail in a watched mailbox."""
@@ -196,12 +259,17 @@ class Watcher:
                 problem = self._failure(name, error)
                 if problem is not None:
                     problems.append(problem)
+                else:
+                    self._went_down(name, one_line(error.message).rstrip("."))
                 continue  # the known set of a failing mailbox stays as it was
             except Exception as error:  # noqa: BLE001 - the watcher's loop is a boundary
                 # A surprise must not end the watcher either: the next round tries again.
                 self.log(f"schránka {name}: nečekaná chyba {type(error).__name__}: {one_line(str(error))}")
+                self._went_down(name, f"nečekaná chyba {type(error).__name__}")
                 continue
             self._auth_failures[name] = 0
+            if self._down.pop(name, None) is not None:
+                self.log(f"schránka {name} je zase dostupná")
             fresh = keys - known.get(name, set())
             if fresh:
                 new.append(f"{name} {len(fresh)}")
@@ -264,6 +332,25 @@ class Watcher:
             self.log(f"nejde zapsat {self.known_path}: {error.strerror or error}")
 
 
+@dataclass
+class _Down:
+    since: datetime
+    failures: int = 0
+    detail: str = ""
+
+
+def _ended(new: list[str], problems: list[str]) -> Outcome | None:
+    """--wait: the round's news or problem ends the watcher with its one line."""
+    if new:
+        line = f"nová pošta: {', '.join(new)}. {NEW_MAIL_ADVICE}"
+        if problems:
+            line += f" Pozor: {'; '.join(problems)}."
+        return Outcome(EXIT_NEW_MAIL, line)
+    if problems:
+        return Outcome(EXIT_PROBLEM, f"problém: {'; '.join(problems)}")
+    return None
+
+
 def _login_cause(error: MailError) -> str:
     """What the user has to fix, in the watcher's line (the detail in brackets gives Gmail's words)."""
     if error.kind == "web_login":
@@ -274,7 +361,7 @@ def _login_cause(error: MailError) -> str:
 
 
 def _emit(line: str) -> None:
-    """The one stdout line; a console that cannot show Czech gets UTF-8 bytes rather than a crash."""
+    """A stdout line; a console that cannot show Czech gets UTF-8 bytes rather than a crash. Raises OSError."""
     text = one_line(line) + "\n"
     try:
         sys.stdout.write(text)
@@ -286,11 +373,14 @@ def _emit(line: str) -> None:
 
 @contextlib.contextmanager
 def _stop_on_signals(abort: threading.Event) -> Iterator[None]:
-    """SIGTERM/SIGINT set `abort` (exit 4) instead of killing us mid-write; restored afterwards."""
+    """SIGTERM/SIGINT/SIGHUP set `abort` (exit 4) instead of killing us mid-write; restored afterwards."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    signals = [signal.SIGTERM, signal.SIGINT]
+    if hasattr(signal, "SIGHUP"):  # a closed terminal; POSIX only
+        signals.append(signal.SIGHUP)
+    previous = {sig: signal.getsignal(sig) for sig in signals}
     for sig in previous:
         signal.signal(sig, lambda _signum, _frame: abort.set())
     try:
@@ -309,9 +399,11 @@ def _describe(plan: WatchPlan, state_dir: Path, idling: list[str]) -> str:
     boxes = ", ".join(plan.watched)
     hours = f"{plan.hours[0]}-{plan.hours[1]}" if plan.hours else "celý den"
     idle = f"okamžité upozornění (IDLE) {', '.join(idling)}" if idling else "bez okamžitého upozornění (IDLE)"
+    limit = "bez časového limitu" if plan.max_s == NO_LIMIT else f"nejdéle {plan.max_s / 60:g} min"
+    mode = "každou novou poštu ohlásím řádkem a hlídám dál" if plan.follow else "u první nové pošty skončím"
     return (
-        f"hlídám {boxes}; kontrola každých {plan.interval_s / 60:g} min, nejdéle {plan.max_s / 60:g} min, "
-        f"hodiny {hours}; {idle}; stav v {state_dir}"
+        f"hlídám {boxes}; kontrola každých {plan.interval_s / 60:g} min, {limit}, "
+        f"hodiny {hours}; {idle}; {mode}; stav v {state_dir}"
     )
 
 
@@ -329,7 +421,7 @@ def idle_timings(plan: WatchPlan, environ: Mapping[str, str]) -> IdleTimings:
 
 
 def run_watcher(args: WatchArgs, *, state_dir: Path | None = None) -> int:
-    """Check the arguments, watch, print the one line and return the exit code."""
+    """Check the arguments, watch, print the line(s) and return the exit code."""
     try:
         plan = plan_watch(args)
     except WatchArgsError as error:
@@ -351,6 +443,14 @@ def run_watcher(args: WatchArgs, *, state_dir: Path | None = None) -> int:
         if wake is not None
         else []
     )
+    orphaned = threading.Event()
+
+    def gone() -> None:
+        stderr_log("proces, který hlídače spustil, skončil; končím")
+        orphaned.set()
+        abort.set()
+
+    watch_ancestors(ancestors(), gone, stop)
     watcher = Watcher(
         plan.watched,
         state_dir=directory,
@@ -360,9 +460,14 @@ def run_watcher(args: WatchArgs, *, state_dir: Path | None = None) -> int:
         hours=plan.hours,
         abort=abort,
         wake=wake,
+        follow=plan.follow,
+        orphaned=orphaned,
     )
     with _stop_on_signals(abort):
         outcome = watcher.run()
-    _emit(outcome.line)
-    stop_idlers(idlers, stop)  # DONE and LOGOUT, after the line so the assistant is not kept waiting
+    if outcome.line:
+        with contextlib.suppress(OSError):  # a reader that is gone cannot be told
+            _emit(outcome.line)
+    # DONE and LOGOUT, after the line so the assistant is not kept waiting; within 2 s of a stop.
+    stop_idlers(idlers, stop, timeout=1.5)
     return outcome.code

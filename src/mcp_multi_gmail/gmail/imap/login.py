@@ -18,10 +18,10 @@ from ... import deadline
 from ...errors import MailError
 from ..connections import OPEN
 from ..endpoint import Endpoint
-from ..refusals import THROTTLED, bye_refused, command_refused, login_refused
+from ..refusals import THROTTLED, command_refused, login_refused
 from ..special_folders import SpecialFolders
 from .answers import text
-from .failures import TooManyConnections, gmail_reason, network_error, too_many_connections
+from .failures import TooManyConnections, connection_broke, gmail_reason, network_error, too_many_connections
 from .session import ImapSession
 
 if TYPE_CHECKING:
@@ -139,10 +139,7 @@ def login_refusal(client: IMAPClient, account: str, address: str, password: str)
         # imapclient wraps a connection dropped during LOGIN in LoginError too: that is the
         # network, not a refused password, and must stay retryable (unless Gmail's BYE said why).
         if isinstance(error.__context__, IMAPClientAbortError | OSError):
-            said = bye_refused(account, gmail_reason(error.__context__))
-            if said is not None:
-                raise said from None
-            raise network_error(account, error.__context__) from None
+            raise connection_broke(account, error.__context__) from None
         refused = login_refused(account, gmail_reason(error), web_alert=_web_alert(client))
         if too_many_connections(gmail_reason(error)):
             return TooManyConnections(refused)
@@ -210,9 +207,7 @@ def _session_lifetime(
     except MailError:
         raise
     except IMAPClientAbortError as error:
-        changed = session is not None and session.changes_sent
-        said = bye_refused(account, gmail_reason(error), changed=changed)  # Gmail's BYE may say why
-        raise (said or network_error(account, error, changed=changed)) from None
+        raise connection_broke(account, error, changed=session is not None and session.changes_sent) from None
     except (TimeoutError, OSError, ssl.SSLError) as error:
         raise network_error(account, error, changed=session is not None and session.changes_sent) from None
     except IMAPClientError as error:
