@@ -151,6 +151,10 @@ class Cell:
         return str(low) if low == high else f"{low}–{high}"
 
     @property
+    def calls(self) -> int | None:
+        return self._mid("calls")
+
+    @property
     def commands(self) -> int | None:
         return self._mid("commands")
 
@@ -183,6 +187,7 @@ class Cell:
             "error": self.error,
             "median_s": self.median,
             "p95_s": self.p95,
+            "calls": self.calls,
             "commands": self.commands,
             "connections": self.connections,
             "text_bytes": self.text_bytes,

@@ -1,8 +1,13 @@
-"""The official TypeScript MCP SDK 1.x client (what Claude Code is built on) drives `--demo`.
+"""The official TypeScript MCP clients drive `--demo`: SDK 1.x (what Claude Code is built on) and v2.
 
-tests/ts_client/client.mjs calls every tool successfully and 20+ times with errors; its SDK throws
+tests/ts_client/client.mjs calls every tool successfully and 20+ times with errors; the SDK throws
 if any structuredContent breaks the tool's outputSchema, which is how error bodies used to be
-lost. The test installs the pinned packages itself (`npm ci` in tests/ts_client, once; see
+lost. It runs twice: with `@modelcontextprotocol/sdk` 1.32, which connects with `initialize` on
+2025-11-25, and with the v2 client `@modelcontextprotocol/client` 2.4 (v2 left the one `sdk`
+package for `client` and `server`) in its `auto` mode,
+which asks `server/discover` first and so speaks the stateless revision 2026-07-28.
+
+The test installs the pinned packages itself (`npm ci` in tests/ts_client, once; see
 tests/support/node.py) and skips only when node is missing, never in CI.
 """
 
@@ -14,6 +19,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from support.node import installed_packages
 
@@ -29,12 +36,15 @@ def server_command() -> list[str]:
     return [str(Path(sys.executable).parent / "mcp-multi-gmail"), "--demo"]
 
 
-def test_typescript_sdk_client_reads_every_result(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("sdk", "protocol"), [("1", "2025-11-25"), ("2", "2026-07-28")], ids=["sdk-1.32", "client-2.4"]
+)
+def test_typescript_sdk_client_reads_every_result(tmp_path: Path, sdk: str, protocol: str) -> None:
     node = installed_packages(HERE, "the TypeScript client test")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MG_")}
     env["TMPDIR"] = str(tmp_path)  # the demo's folder, checked below
     done = subprocess.run(
-        [node, str(HERE / "client.mjs"), *server_command()],
+        [node, str(HERE / "client.mjs"), sdk, *server_command()],
         cwd=PROJECT,
         capture_output=True,
         env=env,
@@ -43,6 +53,7 @@ def test_typescript_sdk_client_reads_every_result(tmp_path: Path) -> None:
     out, err = done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
     assert done.returncode == 0, f"stdout:\n{out}\nstderr:\n{err[-4000:]}"
     summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["protocol"] == protocol
     assert len(summary["succeeded"]) == 17
     codes = [error["code"] for error in summary["errors"]]
     assert len(codes) >= 15

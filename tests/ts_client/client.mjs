@@ -1,24 +1,35 @@
-// Drives `mcp-multi-gmail --demo` with the official TypeScript MCP SDK 1.x client.
+// Drives `mcp-multi-gmail --demo` with an official TypeScript MCP client: SDK 1.x or the v2 client.
 //
-// Usage: node client.mjs [server command...]   (default: uv run mcp-multi-gmail --demo)
-// Calls every tool at least once successfully and many times with errors. The SDK's
-// Client.callTool validates structuredContent against each tool's outputSchema (even on
+// Usage: node client.mjs 1|2 [server command...]   (default: uv run mcp-multi-gmail --demo)
+// `1` is `@modelcontextprotocol/sdk` 1.x (the 2025-11-25 handshake, `initialize`); `2` is
+// `@modelcontextprotocol/client` 2.x in its `auto` mode, which probes with `server/discover` and
+// speaks the stateless revision 2026-07-28 when the server answers it.
+// Calls every tool at least once successfully and many times with errors. Both clients'
+// callTool validate structuredContent against each tool's outputSchema (1.x even on
 // error results), so a call that throws means the server sent something this client cannot
-// read. Prints one JSON summary line on stdout; exits 1 on the first failed expectation.
+// read. Prints one JSON summary line on stdout (with the protocol the connection negotiated);
+// exits 1 on the first failed expectation.
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 
-const argv = process.argv.slice(2);
+const [sdk, ...argv] = process.argv.slice(2);
+assert.ok(sdk === "1" || sdk === "2", `the first argument is the SDK: 1 or 2, not ${sdk}`);
 const [command, ...args] = argv.length > 0 ? argv : ["uv", "run", "mcp-multi-gmail", "--demo"];
+const { Client } = await import(sdk === "1" ? "@modelcontextprotocol/sdk/client/index.js" : "@modelcontextprotocol/client");
+const { StdioClientTransport, getDefaultEnvironment } = await import(
+  sdk === "1" ? "@modelcontextprotocol/sdk/client/stdio.js" : "@modelcontextprotocol/client/stdio"
+);
 
-// The SDK passes only a few variables on by default; the demo needs TMPDIR (where its folder goes).
+// The SDKs pass only a few variables on by default; the demo needs TMPDIR (where its folder goes).
 const env = { ...getDefaultEnvironment() };
 for (const name of ["TMPDIR", "UV_CACHE_DIR", "VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT"]) {
   if (process.env[name]) env[name] = process.env[name];
 }
 const transport = new StdioClientTransport({ command, args, env, stderr: "inherit" });
-const client = new Client({ name: "mcp-multi-gmail-ts-test", version: "1.0.0" });
+// 1.x keeps the negotiated revision to itself; it hands it to a transport that asks (as HTTP does).
+let negotiated = null;
+transport.setProtocolVersion ??= (version) => (negotiated = version);
+const options = sdk === "1" ? {} : { versionNegotiation: { mode: "auto" } };
+const client = new Client({ name: "mcp-multi-gmail-ts-test", version: "1.0.0" }, options);
 
 const succeeded = new Set();
 const errors = [];
@@ -164,7 +175,8 @@ try {
 
   assert.equal(succeeded.size, 17, `tools never called successfully: ${tools.map((t) => t.name).filter((n) => !succeeded.has(n))}`);
   assert.ok(errors.length >= 15);
-  process.stdout.write(JSON.stringify({ succeeded: [...succeeded].sort(), errors }) + "\n");
+  const protocol = client.getNegotiatedProtocolVersion?.() ?? negotiated;
+  process.stdout.write(JSON.stringify({ succeeded: [...succeeded].sort(), errors, protocol }) + "\n");
 } finally {
   await client.close();
 }

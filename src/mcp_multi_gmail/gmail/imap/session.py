@@ -268,20 +268,16 @@ class ImapSession:
 
     def fetch_part_slice(self, uid: int, part_id: str, start: int, length: int) -> bytes | None:
         """At most `length` encoded bytes of a body part from `start` on (BODY.PEEK[part]<start.length>)."""
-        answer = self.client.fetch([uid], [f"BODY.PEEK[{part_id}]<{start}.{length}>"])
-        data = answer.get(uid)
-        if not data:
-            return None
-        value = data.get(f"BODY[{part_id}]<{start}>".encode())
-        return bytes(value) if value is not None else None
+        return self._fetch_one(uid, f"BODY.PEEK[{part_id}]<{start}.{length}>", f"BODY[{part_id}]<{start}>")
 
     def fetch_part(self, uid: int, part_id: str) -> bytes | None:
         """The raw bytes of one body part (BODY.PEEK: reading never sets \\Seen)."""
-        answer = self.client.fetch([uid], [f"BODY.PEEK[{part_id}]"])
-        data = answer.get(uid)
-        if not data:
-            return None
-        value = data.get(f"BODY[{part_id}]".encode())
+        return self._fetch_one(uid, f"BODY.PEEK[{part_id}]", f"BODY[{part_id}]")
+
+    def _fetch_one(self, uid: int, asked: str, answered: str) -> bytes | None:
+        """One item of one message (`asked` as sent, `answered` as the server names it back)."""
+        data = self.client.fetch([uid], [asked]).get(uid)
+        value = data.get(answered.encode()) if data else None
         return bytes(value) if value is not None else None
 
     # ------------------------------------------------------------------ IDLE (RFC 2177)
@@ -402,6 +398,11 @@ class ImapSession:
         answer = self.client.append(path, data, flags=flags, msg_time=when)
         match = _APPENDUID.search(text(answer))
         return int(match.group(2)) if match else None
+
+    def expunge(self, uids: list[int]) -> None:
+        """UID EXPUNGE (RFC 4315): remove these messages of the open folder once marked \\Deleted."""
+        self.changes_sent = True
+        self.client.expunge(uids)
 
     def move(self, uids: list[int], special: str) -> bool:
         """UID MOVE to a special folder (Gmail advertises MOVE only after login); False when refused."""
