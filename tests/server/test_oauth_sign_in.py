@@ -128,3 +128,34 @@ def test_a_browser_that_never_comes_back_times_out(
     assert "prohlížeč se do 1 min nevrátil" in done.stderr and "nic se neuložilo" in done.stderr
     assert not tokens_file(tmp_path).exists()
     assert google.provider.token_requests["authorization_code"] == 0
+
+
+def check_config(path: Path, emulator: GmailEmulator | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MG_")}
+    env = {**base, **(gmail_env(emulator) if emulator is not None else {})}
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_multi_gmail", "--check-config", str(path)],
+        stdin=subprocess.DEVNULL, capture_output=True, encoding="utf-8", timeout=60, env=env,
+    )  # fmt: skip
+
+
+def test_check_config_reports_the_sign_in_and_the_client_file(
+    emulator: GmailEmulator, google: GoogleOAuth, tmp_path: Path
+) -> None:
+    path = oauth_config(tmp_path, google)
+    unsigned = check_config(path, emulator)
+    assert unsigned.returncode == 0, unsigned.stdout
+    assert "schránka `osobni` se přihlašuje přes Google, ale ještě není přihlášená" in unsigned.stdout
+    assert "--sign-in osobni" in unsigned.stdout and "MG_GMAIL_ENDPOINT" in unsigned.stdout
+    # the same loopback client file outside the test mode: not Google's addresses, so refused
+    foreign = check_config(path)
+    assert foreign.returncode == 1
+    assert "„auth_uri“ neukazuje na https://accounts.google.com/" in foreign.stdout
+    assert "„token_uri“ neukazuje na https://oauth2.googleapis.com/" in foreign.stdout
+    (tmp_path / "secrets" / "klient.json").write_text('{"installed": {"client_id": "x"}}', encoding="utf-8")
+    broken = check_config(path, emulator)
+    assert broken.returncode == 1 and "„client_secret“" in broken.stdout
+    (tmp_path / "secrets" / "klient.json").unlink()
+    missing = check_config(path, emulator)
+    assert missing.returncode == 1 and "nejde přečíst" in missing.stdout
+    assert_no_secret(google, [unsigned.stdout, foreign.stdout, broken.stdout, missing.stdout])
