@@ -409,6 +409,13 @@ def test_operations_guide_covers_the_daily_rules() -> None:
         "unchecked: true",
         "quote_original: false",
         "signature: false",
+        # the watcher: Monitor in Claude Code, --wait in the background elsewhere (setup guide, A14)
+        "select:Monitor",
+        "--follow",
+        "persistent: true",
+        "/tasks",
+        "TaskStop",
+        "run_in_background",
     ):
         assert needle in guide, needle
     assert "B11" not in guide and "## A." not in guide
@@ -431,6 +438,10 @@ def test_setup_guide_covers_setup_essentials() -> None:
         '"--project",\n        ".doplnky/mcp-multi-gmail",\n        "mcp-multi-gmail",\n        '
         '"--config",\n        "system/multigmail.json"',
         "--wait",
+        "--follow",
+        "select:Monitor",
+        '"persistent": true',
+        "run_in_background",
         "ne subdomény",  # @domain does not cover subdomains
     ):
         assert needle in guide, needle

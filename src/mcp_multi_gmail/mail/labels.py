@@ -199,20 +199,24 @@ def _label_messages(
     applied = apply_label(session, before, chosen, label, add=add) if chosen else _Applied({}, {})
     steps.step(f'label "{label}" {"set on" if add else "taken off"} {len(chosen)} messages and read back')
     messages = missing + [applied.outcomes[uid] for uid in chosen]
-    ok = sum(1 for m in messages if m.outcome in _SUCCEEDED)
-    change = LabelChange(
-        account=account.name,
-        label=label,
-        action="added" if add else "removed",
-        label_created=created,
-        succeeded=ok,
-        failed=len(messages) - ok,
-        messages=messages,
-    )
+    change = LabelChange(**_counts(account, label, add, created, messages), messages=messages)
     if since is not None:
         change.window = scan_window(session, account, since).state()
         steps.step("pass window read")
     return fit_outcomes(change)
+
+
+def _counts(account: Account, label: str, add: bool, created: bool, messages: list[LabelOutcome]) -> dict[str, Any]:
+    """What every label change reports first: the change, and on how many messages it succeeded."""
+    ok = sum(1 for m in messages if m.outcome in _SUCCEEDED)
+    return {
+        "account": account.name,
+        "label": label,
+        "action": "added" if add else "removed",
+        "label_created": created,
+        "succeeded": ok,
+        "failed": len(messages) - ok,
+    }
 
 
 Change = TypeVar("Change", bound=LabelChange)
@@ -345,16 +349,10 @@ def _label_threads(
                 failed_messages=failed,
             )
         )
-    ok = sum(1 for m in messages if m.outcome in _SUCCEEDED)
     first = outcomes[0]
     change = fit_outcomes(
         ThreadLabelChange(
-            account=account.name,
-            label=label,
-            action="added" if add else "removed",
-            label_created=created,
-            succeeded=ok,
-            failed=len(messages) - ok,
+            **_counts(account, label, add, created, messages),
             messages=messages if single else [m for m in messages if m.outcome == "failed"],
             thread_id=first.thread_id if single else None,
             classification_before=first.classification_before if single else [],

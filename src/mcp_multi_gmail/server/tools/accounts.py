@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated
 
-from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
@@ -19,11 +18,10 @@ from .common import READ_ONLY, Registrar
 RELOAD = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
-def register(server: MCPServer, runtime: Runtime, instructions: Callable[[], str]) -> None:
+def register(tool: Registrar, runtime: Runtime, instructions: Callable[[], str]) -> None:
     """`instructions` builds the server instructions for the runtime as it is (the repair text in
     repair mode): a reload that changes them hands the new ones over, so one that ends repair mode
     always does."""
-    tool = Registrar(server, runtime)
 
     @tool(name="mg_list_accounts", title="List the configured mailboxes", annotations=READ_ONLY)
     async def mg_list_accounts(

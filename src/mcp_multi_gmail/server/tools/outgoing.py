@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
@@ -123,9 +122,7 @@ def _request(
     )
 
 
-def register(server: MCPServer, runtime: Runtime) -> None:
-    tool = Registrar(server, runtime)
-
+def register(tool: Registrar, runtime: Runtime) -> None:
     @tool(name="mg_save_draft", title="Save a draft", annotations=NEW_DRAFT)
     async def mg_save_draft(
         account: AccountName,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from ...mail import attachments, read, search
@@ -22,9 +21,7 @@ PageToken = Annotated[
 ]
 
 
-def register(server: MCPServer, runtime: Runtime) -> None:
-    tool = Registrar(server, runtime)
-
+def register(tool: Registrar, runtime: Runtime) -> None:
     @tool(name="mg_search_threads", title="Search mail (Gmail syntax)", annotations=READ_ONLY)
     async def mg_search_threads(
         account: AccountOrAll,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
 from ...mail import labels, pass_
@@ -39,9 +38,7 @@ ThreadIds = Annotated[
 ]
 
 
-def register(server: MCPServer, runtime: Runtime) -> None:
-    tool = Registrar(server, runtime)
-
+def register(tool: Registrar, runtime: Runtime) -> None:
     @tool(name="mg_next_pass", title="Next pass over new mail", annotations=READ_ONLY)
     async def mg_next_pass(
         account: AccountOrAll,
