@@ -84,6 +84,8 @@ class RawAccount(BaseModel):
     address: Email
     password: NonEmpty | None = None
     password_env: NonEmpty | None = None
+    # "oauth": sign-in through the user's own Google client (XOAUTH2), no app password.
+    auth: Literal["app_password", "oauth"] = "app_password"
     shared: bool = False
     work_scope: Literal["everything", "inbox"] = "everything"
     unread_only: bool = False
@@ -127,6 +129,8 @@ class RawConfig(BaseModel):
     attachment_dirs: list[PlainText] = Field(default_factory=list)
     quote_locale: Literal["cs", "en"] = "cs"
     passwords_file: PlainText | None = None
+    # Google's downloaded "Desktop app" client JSON, for the mailboxes with "auth": "oauth".
+    oauth_client_file: PlainText | None = None
     watch_hours: str | None = None
     watch_interval: str | None = None
     # false = 1.5.0's poll-only watcher: no IDLE connection, a check every watch_interval only.

@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
 
+from ..config import SignIn
 from ..errors import MailError
 from .endpoint import Endpoint
 from .imap import ALL_MAIL, DRAFTS, TRASH, ImapSession
@@ -377,7 +378,13 @@ def _delete_draft(session: ImapSession, mid: str) -> bool:
 
 
 def run_probe(
-    account: str, address: str, password: str, endpoint: Endpoint, *, write_test: bool, today: date | None = None
+    account: str,
+    address: str,
+    password: str | SignIn,
+    endpoint: Endpoint,
+    *,
+    write_test: bool,
+    today: date | None = None,
 ) -> ProbeReport:
     report = ProbeReport(account=account)
     try:
@@ -387,7 +394,7 @@ def run_probe(
     try:
         report.capabilities_before = _caps(client.capabilities())
         # The session's own LOGIN: a refusal is reported, a dropped line (or Gmail's BYE) ends the probe.
-        report.login_error = login_refusal(client, account, address, password)
+        report.login_error = login_refusal(client, account, address, password, endpoint.tls_context())
         if report.login_error is not None:
             return report
         report.capabilities_after = _caps(client.capabilities())

@@ -127,10 +127,10 @@ def _read_thread(
     session: ImapSession,
     account: Account,
     thread: int,
-    bodies: str = "none",
-    max_body_length: int = 0,
-    after: Key | None = None,
-    stamp: str = "",
+    bodies: str,
+    max_body_length: int,
+    after: Key | None,
+    stamp: str,
 ) -> ThreadResult:
     now = _now()
     session.open(ALL_MAIL)

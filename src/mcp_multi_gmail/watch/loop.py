@@ -306,6 +306,9 @@ class Watcher:
     def _failure(self, name: str, error: MailError) -> str | None:
         """The problem to report for a failed check, or None when it is only worth a log line."""
         detail = one_line(error.message).rstrip(".")
+        if error.kind == "signed_out":
+            # Google's invalid_grant is final (a revoked or expired sign-in): no second round helps.
+            return f"schránka {name} se nepřihlásí, {_login_cause(error)} ({detail})"
         if error.code == "auth_failed" or error.kind == "web_login":
             self._auth_failures[name] += 1
             # One refusal can be Gmail's hiccup; the second in a row needs the user (a revoked or
@@ -357,6 +360,11 @@ def _login_cause(error: MailError) -> str:
         return "Gmail chce přihlášení v prohlížeči"
     if error.kind == "imap_disabled":
         return "Gmail má pro ni vypnutý IMAP"
+    if error.kind == "signed_out":
+        return (
+            "přihlášení přes Google skončilo (zrušené, změněné heslo účtu, nebo 7denní lhůta projektu "
+            "v režimu Testing) a je třeba ho zopakovat"
+        )
     return "heslo aplikace je nejspíš zrušené nebo změněné"
 
 

@@ -60,6 +60,7 @@ NoNumber = BeforeValidator(_refuse_number)
 Text = Annotated[str, Field(max_length=MAX_SUBJECT)]
 Identifier = Annotated[str, Field(max_length=MAX_ID)]
 Identifiers = Annotated[list[Identifier], Field(max_length=MAX_IDS)]
+Token = Annotated[str, Field(max_length=MAX_TOKEN)]  # a page token or a `since` boundary
 EmailAddress = Annotated[str, Field(max_length=MAX_ADDRESS)]
 EmailAddresses = Annotated[list[EmailAddress], Field(max_length=MAX_ADDRESSES)]
 FilePath = Annotated[str, Field(max_length=MAX_PATH)]
