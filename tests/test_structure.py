@@ -84,13 +84,16 @@ def test_the_architecture_page_names_every_module(name: str) -> None:
 
 
 def test_every_module_path_the_architecture_page_names_exists() -> None:
-    """A path (`gmail/imap/login.py`, `tools/common`, `tests/test_launcher.py`) exists under the
+    """A path (`gmail/imap/login.py`, `tools/common`, `tools/common.Registrar`) exists under the
     folder its first part names; words like `notifications/progress` name no folder and pass."""
     places = [ROOT, ROOT / "packages", SERVER.parent, SERVER, SERVER / "server", EMULATOR.parent]
     missing = []
     for path in sorted(word for word in _named_in_architecture() if "/" in word):
         first = path.split("/", 1)[0]
         bases = [place for place in places if first and (place / first).is_dir()]
-        if bases and not any((base / name).exists() for base in bases for name in (path, f"{path}.py")):
+        folder, _, last = path.rpartition("/")
+        module = f"{folder}/{last.split('.', 1)[0]}"  # `tools/common.Registrar` names tools/common.py
+        names = (path, f"{path}.py", module, f"{module}.py")
+        if bases and not any((base / name).exists() for base in bases for name in names):
             missing.append(path)
     assert missing == []
