@@ -20,7 +20,7 @@ from .config import Account, ConfigError, load_config
 from .config.oauth_client import test_mode
 from .errors import MailError
 from .gmail.endpoint import Endpoint, EndpointError, resolve_endpoint
-from .gmail.imap.login import check_access_token
+from .gmail.imap import check_access_token
 from .layout import detect_layout, project_dir
 from .oauth import tokens
 from .oauth.flow import LoopbackListener, auth_url, exchange_code, new_state, pkce_pair

@@ -18,11 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 from ... import deadline
 from ...errors import MailError
+from ..parse.envelope import header_fragment, raw_searchable
 from ..refusals import is_transient
 from ..special_folders import MailboxKey, SpecialFolders
 from .answers import Fetched, fetched, text
 from .batches import header_term, id_batches, uid_batches
 from .failures import accepted, gmail_reason, raise_if_it_stops_the_call
+
+# A spaced Message-ID's longest word found in more headers than this is too common to read them all.
+SPACED_CANDIDATES = 200
 
 if TYPE_CHECKING:
     from imapclient import IMAPClient
@@ -175,6 +179,36 @@ class ImapSession:
                 found.update(self.search(["HEADER", "Message-ID", f"<{bare}>"]))  # as a UTF-8 literal
         return sorted(found)
 
+    def search_message_id(self, bare: str) -> list[int]:
+        """UIDs of one Message-ID (in the form parse.envelope.bare_id gives) in the open folder.
+
+        X-GM-RAW first (one command when it knows the message, and when its quoted phrase can hold
+        the id); Gmail's search index lags behind new mail, so a miss is asked once more by the
+        header itself, and then by the header's words for an id written with spaces or comments."""
+        return (
+            (self.search_raw(f'rfc822msgid:"{bare}"') if raw_searchable(bare) else [])
+            or self.search_header_ids([bare])
+            or self.search_spaced_ids([bare])
+        )
+
+    def search_spaced_ids(self, bare_ids: list[str]) -> list[int]:
+        """Messages whose header writes one of these ids with spaces or comments between its words
+        (RFC 5322's obsolete syntax, "<1234 @ host (x)>"), which neither X-GM-RAW nor the exact
+        header search matches: a header search for the id's longest word, and each candidate's
+        ENVELOPE id read by the one Message-ID rule (parse.envelope.bare_id) decides. A word that
+        matches more than SPACED_CANDIDATES messages is too common to be worth reading."""
+        wanted = {bare.casefold() for bare in bare_ids}
+        candidates: set[int] = set()
+        for bare in bare_ids:
+            found = self.search(["HEADER", "Message-ID", header_fragment(bare)])
+            if len(found) <= SPACED_CANDIDATES:
+                candidates.update(found)
+        return sorted(
+            uid
+            for uid, item in self.fetch(sorted(candidates), ["ENVELOPE"]).items()
+            if item.envelope is not None and (item.envelope.message_id or "").casefold() in wanted
+        )
+
     def search_gmail_msgid(self, msgid: int) -> list[int]:
         """UID SEARCH X-GM-MSGID: Gmail's own id of one message, answered without the search index."""
         return self.search(["X-GM-MSGID", msgid])
@@ -196,13 +230,17 @@ class ImapSession:
         if not bare_ids:
             return {}
         uids: set[int] = set()
-        for batch in id_batches(bare_ids):
+        # An id X-GM-RAW's quoted phrase cannot hold (a quote, a space) goes by its header only.
+        for batch in id_batches([bare for bare in bare_ids if raw_searchable(bare)]):
             terms = " ".join(f'rfc822msgid:"{bare}"' for bare in batch)
             uids.update(self.search_raw(f"{{{terms}}}" if len(batch) > 1 else terms))
         found = self._by_message_id(sorted(uids))
-        missing = [bare for bare in bare_ids if bare.casefold() not in found]
-        if missing:
-            late = [uid for uid in self.search_header_ids(missing) if uid not in uids]
+        for search in (self.search_header_ids, self.search_spaced_ids):
+            missing = [bare for bare in bare_ids if bare.casefold() not in found]
+            if not missing:
+                break
+            late = [uid for uid in search(missing) if uid not in uids]
+            uids.update(late)
             for key, items in self._by_message_id(late).items():
                 found.setdefault(key, []).extend(items)
         return found

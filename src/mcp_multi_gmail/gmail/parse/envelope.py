@@ -26,19 +26,21 @@ def _visible(text: str) -> str:
 
 
 _ANGLE_ID = re.compile(r"<[^<>]*>")
-_QUOTED_OR_SPACE = re.compile(r'"(?:[^"\\]|\\.)*"?|\s+')
+# A quoted string (kept whole), a comment or a run of whitespace (both dropped): RFC 5322's CFWS.
+_QUOTED_OR_CFWS = re.compile(r'"(?:[^"\\]|\\.)*"?|\((?:[^()\\]|\\.)*\)|\s+')
 
 
 def _unspaced(text: str) -> str:
-    """`text` without whitespace outside quoted strings: RFC 5322's obsolete id syntax allows
-    folding whitespace between the words of an id ("<1234@ host >"), which is not part of it."""
-    return _QUOTED_OR_SPACE.sub(lambda m: "" if m.group(0)[0] != '"' else m.group(0), text)
+    """`text` without comments and whitespace outside quoted strings: RFC 5322's obsolete id syntax
+    allows both between the words of an id ("<1234 @ local(blah) .machine .example>"), and
+    neither is part of it (RFC 5322 section 3.6.4, 4.5.4)."""
+    return _QUOTED_OR_CFWS.sub(lambda m: m.group(0) if m.group(0)[0] == '"' else "", text)
 
 
 def bare_id(value: str | bytes | None) -> str | None:
     """The one form of a Message-ID (or Content-ID) this server shows and accepts: the first
     `<…>` of the value without its angle brackets (a value without brackets as it is), and no
-    whitespace outside quoted strings; "" → None. The same rule reads the header, ENVELOPE and a
+    comments or whitespace outside quoted strings; "" → None. The same rule reads the header, ENVELOPE and a
     caller's argument, so every id shown is accepted back and names the same message.
 
     Not cleaned: the id is a lookup key and must stay what the header says, spacing aside.
@@ -56,7 +58,7 @@ def bare_id(value: str | bytes | None) -> str | None:
     return _unspaced(text) or None
 
 
-_ID_WORD = re.compile(r'"(?:[^"\\]|\\.)*"|[^\s"@.<>()\[\]]+')
+_ID_WORD = re.compile(r'[^\s"\\@.<>()\[\]]+')
 
 
 def raw_searchable(bare: str) -> bool:
@@ -66,9 +68,9 @@ def raw_searchable(bare: str) -> bool:
 
 
 def header_fragment(bare: str) -> str:
-    """The longest word of an id (between its dots, @ and quotes kept whole) that the header holds
-    verbatim whatever spacing it had: a header search for it finds every candidate, and the
-    candidates' ids (read by the rule of `bare_id`) tell which one is meant."""
+    """The longest word of an id (between its dots, @, quotes and brackets) that the header holds
+    verbatim whatever spacing it had, and that needs no quoting inside a search: a header search
+    for it finds every candidate, and the candidates' ids (read by `bare_id`) tell which is meant."""
     words = _ID_WORD.findall(bare)
     return max(words, key=len) if words else bare
 
