@@ -26,6 +26,7 @@ from mcp import Client
 from gmail_emulator import GmailEmulator
 from gmail_emulator.oauth_http import GoogleOAuth
 from mcp_multi_gmail.config import OAuthClient
+from mcp_multi_gmail.errors import MailError
 from mcp_multi_gmail.gmail.imap import finish_logouts
 from mcp_multi_gmail.oauth import tokens
 from mcp_multi_gmail.runtime import Runtime
@@ -232,3 +233,23 @@ def test_the_watcher_ends_with_its_auth_failure_code_on_invalid_grant(
     assert line.startswith("problém: schránka osobni se nepřihlásí, přihlášení přes Google skončilo")
     assert "--sign-in osobni" in line
     assert google.provider.token_requests["refresh_token"] == 1
+
+
+async def test_smtp_refreshes_a_refused_in_date_token_once_too(
+    google: GoogleOAuth, runtime: Runtime, outputs: list[str]
+) -> None:
+    from mcp_multi_gmail.gmail import smtp
+
+    account = runtime.account("osobni")
+    google.provider.revoke_access_tokens(OSOBNI)
+    port = await smtp.choose_port("osobni", OSOBNI, account.login, runtime.endpoint, (465,))
+    assert port == 465
+    assert xoauth2(google, "smtp") == [False, True]
+    assert google.provider.token_requests["refresh_token"] == 1
+    google.provider.revoke_sign_in(OSOBNI)
+    google.provider.revoke_access_tokens(OSOBNI)
+    with pytest.raises(MailError) as refused:
+        await smtp.choose_port("osobni", OSOBNI, account.login, runtime.endpoint, (465,))
+    outputs.append(refused.value.message)
+    assert refused.value.code == "auth_failed" and "--sign-in osobni" in refused.value.message
+    assert "Nothing was sent" in refused.value.message

@@ -81,8 +81,16 @@ def sign_in_directly(google: GoogleOAuth, client: OAuthClient, name: str = "osob
 
 
 def assert_no_secret(google: GoogleOAuth, outputs: Iterable[str]) -> None:
-    """None of the tokens handed out, nor the client secret, in any of `outputs`."""
-    found = [
-        (secret[:8] + "…", text[:80]) for secret in google.provider.tokens_of() for text in outputs if secret in text
+    """None of the tokens handed out, nor the client secret, in any of `outputs`, also not as the
+    base64 XOAUTH2 string a token travels in."""
+    plain = google.provider.tokens_of()
+    users = {a.user for a in google.provider.attempts}
+    encoded = [
+        base64.b64encode(f"user={user}\x01auth=Bearer {token}\x01\x01".encode()).decode()
+        for user in users
+        for token in plain
     ]
+    secrets_ = plain + encoded
+    texts = list(outputs)
+    found = [(secret[:8] + "…", text[:80]) for secret in secrets_ for text in texts if secret in text]
     assert found == [], found

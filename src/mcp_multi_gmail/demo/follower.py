@@ -33,7 +33,9 @@ def _ready(setup: DemoSetup, address: str) -> bool:
     """The first check is saved and the IDLE connection of `address` waits in All Mail."""
     if not (setup.folder / "wait-known.json").is_file():
         return False
-    return any(c.name == "IDLE" for c in setup.emulator.commands(address))
+    # The emulator logs a command when it is answered, an IDLE at its DONE; `+ idling` comes at once.
+    idling = {e.session_id for e in setup.emulator.wire_log() if e.direction == "s" and e.data.startswith(b"+ idling")}
+    return any(c.session_id in idling for c in setup.emulator.commands(address) if c.name == "LOGIN")
 
 
 def follow_one_delivery(setup: DemoSetup, account: str, address: str, since: str, message: EmailMessage) -> Followed:

@@ -18,6 +18,7 @@ from ..config import SignIn
 from ..errors import MailError
 from ..oauth.advice import sign_in_command
 from ..oauth.tokens import access_token
+from .refusals import smtp_login_refused
 
 if TYPE_CHECKING:
     import aiosmtplib
@@ -54,11 +55,19 @@ def imap_login(sign_in: SignIn, tls: ssl.SSLContext, attempt: Callable[[str], No
 async def _token(sign_in: SignIn, tls: ssl.SSLContext, refused: str | None = None) -> str:
     # The refresh may wait for the file lock and Google: on a thread of asyncio's own executor,
     # never on the event loop and never in the pool the stdio transport reads with.
-    return await asyncio.get_running_loop().run_in_executor(None, partial(access_token, sign_in, tls, refused=refused))
+    try:
+        return await asyncio.get_running_loop().run_in_executor(
+            None, partial(access_token, sign_in, tls, refused=refused)
+        )
+    except MailError as error:  # before AUTH: nothing can have been sent
+        raise MailError(
+            error.code, f"{error.message} Nothing was sent.", retryable=error.retryable, kind=error.kind
+        ) from None
 
 
 async def smtp_login(client: aiosmtplib.SMTP, sign_in: SignIn, tls: ssl.SSLContext) -> None:
-    """AUTH XOAUTH2; a 535 for an in-date token: one refresh, one retry. Raises aiosmtplib's error."""
+    """AUTH XOAUTH2; a 535 for an in-date token: one refresh, one retry, then auth_failed naming the
+    sign-in command. Other refusals raise aiosmtplib's error, as a password login's do."""
     import aiosmtplib
 
     token = await _token(sign_in, tls)
@@ -68,7 +77,14 @@ async def smtp_login(client: aiosmtplib.SMTP, sign_in: SignIn, tls: ssl.SSLConte
     except aiosmtplib.SMTPAuthenticationError as error:
         if error.code != 535:
             raise
-    await client.auth_xoauth2(sign_in.address, await _token(sign_in, tls, refused=token))
+    retried = await _token(sign_in, tls, refused=token)
+    try:
+        await client.auth_xoauth2(sign_in.address, retried)
+    except aiosmtplib.SMTPAuthenticationError as error:
+        if error.code != 535:
+            raise
+        refusal = smtp_login_refused(sign_in.name, error.code, error.message)
+        raise _still_refused(sign_in, refusal) from None
 
 
 async def smtp_authenticate(client: aiosmtplib.SMTP, address: str, login: str | SignIn, tls: ssl.SSLContext) -> None:

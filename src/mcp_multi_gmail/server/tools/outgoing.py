@@ -19,13 +19,13 @@ from .arguments import (
     MAX_HTML_BODY,
     MAX_NAME,
     MAX_SUBJECT,
-    Count,
     EmailAddresses,
     FilePaths,
     Flag,
     Identifier,
     Identifiers,
     NoNumber,
+    PageSize,
     Token,
 )
 from .common import READ_ONLY, AccountName, Registrar
@@ -161,7 +161,7 @@ def register(tool: Registrar, runtime: Runtime) -> None:
     @tool(name="mg_list_drafts", title="List drafts", annotations=READ_ONLY)
     async def mg_list_drafts(
         account: AccountName,
-        max_results: Annotated[Count, Field(ge=1, le=100, description="Drafts to return, newest first")] = 25,
+        max_results: Annotated[PageSize, Field(description="Drafts to return, newest first")] = 25,
         page_token: Annotated[
             Token | None,
             Field(description="next_page_token of the previous call with the same arguments; omit for the newest"),

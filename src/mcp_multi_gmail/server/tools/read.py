@@ -12,7 +12,7 @@ from ...mail.inputs import BODIES_CHOICES
 from ...mail.read import LabelsResult, MessageResult, ThreadResult
 from ...mail.search import SearchResult
 from ...runtime import Runtime
-from .arguments import MAX_ID, MAX_QUERY, Count, Flag, Token
+from .arguments import MAX_ID, MAX_QUERY, Count, Flag, ThreadsPerPage, Token
 from .common import READ_ONLY, WRITE, AccountName, AccountOrAll, Registrar
 
 MessageId = Annotated[str, Field(max_length=MAX_ID, description="Message-ID, with or without angle brackets")]
@@ -33,7 +33,7 @@ def register(tool: Registrar, runtime: Runtime) -> None:
                 "newer_than:7d",
             ),
         ],
-        max_results: Annotated[Count, Field(ge=1, le=100, description="Threads per page (1-100)")] = 25,
+        max_results: ThreadsPerPage = 25,
         page_token: PageToken = None,
     ) -> SearchResult:
         """Find threads with Gmail's own search over the whole mailbox (All Mail), newest first. For

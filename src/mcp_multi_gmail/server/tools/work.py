@@ -10,7 +10,7 @@ from ...mail import labels, pass_
 from ...mail.labels import MAX_THREADS, FlagsResult, LabelChange, ThreadLabelChange
 from ...mail.pass_ import PassResult
 from ...runtime import Runtime
-from .arguments import MAX_LABEL, Count, Identifier, Identifiers, OptionalFlag, Token
+from .arguments import MAX_LABEL, Identifier, Identifiers, OptionalFlag, ThreadsPerPage, Token
 from .common import READ_ONLY, WRITE, AccountName, AccountOrAll, Registrar
 
 Since = Annotated[
@@ -43,7 +43,7 @@ def register(tool: Registrar, runtime: Runtime) -> None:
     async def mg_next_pass(
         account: AccountOrAll,
         since: Since,
-        max_threads: Annotated[Count, Field(ge=1, le=100, description="Threads per page (1-100)")] = 25,
+        max_threads: ThreadsPerPage = 25,
         page_token: Annotated[
             Token | None,
             Field(description="next_page_token of the previous page, same arguments; still valid after labelling"),
