@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -29,7 +29,8 @@ class Part:
     disposition: str | None = None  # "attachment", "inline", … lower case
     filename: str | None = None  # disposition filename, else Content-Type name; decoded, cleaned
     content_id: str | None = None  # Content-ID without angle brackets (what "cid:" URLs use)
-    whole: bool = False  # the message's only part (its MIME header is the message's HEADER)
+    # The message's only part (its MIME header is the message's HEADER); where it sits, not what it is.
+    whole: bool = field(default=False, compare=False)
 
 
 _DISPOSITIONS = ("attachment", "inline")
