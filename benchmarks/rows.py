@@ -16,7 +16,7 @@ from typing import Any
 import fixtures as fx
 import operations as op
 import wakeup
-from harness import Cell, Driver, Operation, Reply, Sample, StartupPair, measure
+from harness import Cell, Driver, Operation, Reply, Sample, StartupPair, measure_side_by_side
 from servers import Setup, log
 
 from gmail_emulator import GmailEmulator
@@ -83,16 +83,15 @@ class Bench:
         no_ratio: bool = False,
         check: Check | None = None,
     ) -> Row:
-        """One row: `ours_op` on our server, `peer_op(peer driver)` on the peer, `runs` times each."""
+        """One row: `ours_op` on our server and `peer_op(peer driver)` on the peer, in turn, `runs` times each."""
         log(f"  {key:<3} {title} @ {latency_ms} ms")
-        ours, ours_replies = await measure(self.emu, ours_op, self.runs, before=before)
-        peer_replies: list[Reply] = []
-        if self.peer is None:
-            peer = Cell(unavailable=self.peer_reason or "peer unavailable")
-        elif peer_op is None:
-            peer = Cell(unavailable=peer_missing or "no equivalent")
-        else:
-            peer, peer_replies = await measure(self.emu, peer_op(self.peer), self.runs, before=before)
+        ops = [ours_op]
+        if self.peer is not None and peer_op is not None:
+            ops.append(peer_op(self.peer))
+        measured = await measure_side_by_side(self.emu, ops, self.runs, before=before)
+        ours, ours_replies = measured[0]
+        missing = (self.peer_reason or "peer unavailable") if self.peer is None else (peer_missing or "no equivalent")
+        peer, peer_replies = measured[1] if len(measured) > 1 else (Cell(unavailable=missing), [])
         row = Row(key, title, latency_ms, ours, peer, ratio_note, no_ratio, ours_replies)
         if check is not None and ours_replies:
             row.ours.check = check(ours_replies, peer_replies)

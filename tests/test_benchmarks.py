@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import sys
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -83,3 +83,48 @@ def test_ci_runs_the_smoke_mode_after_the_suite() -> None:
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "benchmarks/run.py --smoke" in script
     assert script.index("uv run pytest") < script.index("benchmarks/run.py --smoke")
+
+
+class QuietEmulator:
+    """What `measure_side_by_side` reads from the emulator, with nothing to count."""
+
+    def __init__(self) -> None:
+        self.observer = self
+
+    latency: ClassVar[dict[str, float]] = {}
+
+    def wire_bytes(self, _direction: str, _protocol: str) -> int:
+        return 0
+
+    def reset_counters(self) -> None:
+        pass
+
+    def commands(self) -> list[Any]:
+        return []
+
+    def connections(self) -> int:
+        return 0
+
+    def open_imap_sessions(self) -> int:
+        return 0
+
+
+def test_a_rows_servers_take_turns_and_a_broken_one_stops_at_its_warm_up() -> None:
+    harness = bench("harness")
+    order: list[str] = []
+
+    def op(name: str, fails: bool = False) -> Any:
+        async def run() -> list[Any]:
+            order.append(name)
+            if fails:
+                raise harness.CallFailed("t", "unexpected result")
+            return [harness.Reply("t", "{}", {}, False)]
+
+        return run
+
+    both = asyncio.run(harness.measure_side_by_side(QuietEmulator(), [op("ours"), op("peer")], 2))
+    assert order == ["ours", "peer"] * 3  # one warm-up each, then the measured runs in turn
+    assert [len(cell.samples) for cell, _last in both] == [2, 2]
+    order.clear()
+    [(cell, _last), _ok] = asyncio.run(harness.measure_side_by_side(QuietEmulator(), [op("x", True), op("y")], 2))
+    assert order == ["x", "y", "y", "y"] and cell.error == "unexpected result"
