@@ -2,9 +2,9 @@
 
 One `Driver` per server process: the MCP SDK's `stdio_client` + `ClientSession` (the legacy
 `initialize` handshake both servers speak), one tool call at a time, awaited before the next.
-`measure()` runs an operation a number of times against the emulator and collects, per run,
-the wall time, the IMAP commands and logged-in connections the emulator counted, the bytes the
-emulator sent and the bytes of the tool result(s).
+`measure_side_by_side()` runs a row's operations in turn, a number of times, against the emulator
+and collects, per run, the wall time, the IMAP commands and logged-in connections the emulator
+counted, the bytes the emulator sent and the bytes of the tool result(s).
 """
 
 from __future__ import annotations
@@ -151,6 +151,10 @@ class Cell:
         return str(low) if low == high else f"{low}–{high}"
 
     @property
+    def calls(self) -> int | None:
+        return self._mid("calls")
+
+    @property
     def commands(self) -> int | None:
         return self._mid("commands")
 
@@ -183,6 +187,7 @@ class Cell:
             "error": self.error,
             "median_s": self.median,
             "p95_s": self.p95,
+            "calls": self.calls,
             "commands": self.commands,
             "connections": self.connections,
             "text_bytes": self.text_bytes,
@@ -209,6 +214,58 @@ def percentile(values: Sequence[float], pct: float) -> float | None:
 Operation = Callable[[], Awaitable[list[Reply]]]
 
 
+@dataclass
+class _Runs:
+    """One operation's runs while they go on."""
+
+    op: Operation
+    cell: Cell = field(default_factory=Cell)
+    last: list[Reply] = field(default_factory=list)  # the replies of the last good run
+    broken: bool = False
+
+
+async def _run_once(emu: GmailEmulator, op: Operation, before: Callable[[], None] | None) -> tuple[Sample, list[Reply]]:
+    if before is not None:
+        before()
+    emu.reset_counters()
+    started = time.perf_counter()
+    error: str | None = None
+    replies: list[Reply] = []
+    try:
+        replies = await op()
+    except CallFailed as failure:
+        error = failure.text[:500] or str(failure)
+    wall = time.perf_counter() - started
+    await settle(emu)
+    return _sample(emu, wall, replies, error), replies
+
+
+async def measure_side_by_side(
+    emu: GmailEmulator,
+    ops: Sequence[Operation],
+    runs: int,
+    *,
+    before: Callable[[], None] | None = None,
+    warmup: bool = True,
+) -> list[tuple[Cell, list[Reply]]]:
+    """Each of `ops` run `runs` times, taking turns (A, B, A, B, …) after one unmeasured warm-up
+    each, so that a change in the shared machine's load hits both servers of a row alike.
+    `before` runs untimed before every run."""
+    states = [_Runs(op) for op in ops]
+    for index in range(runs + (1 if warmup else 0)):
+        for state in (s for s in states if not s.broken):
+            sample, replies = await _run_once(emu, state.op, before)
+            if warmup and index == 0:
+                if sample.error is not None:  # a broken operation fails the same way every time
+                    state.cell.samples.append(sample)
+                    state.last, state.broken = replies, True
+                continue
+            state.cell.samples.append(sample)
+            if sample.error is None:
+                state.last = replies
+    return [(s.cell, s.last) for s in states]
+
+
 async def measure(
     emu: GmailEmulator,
     op: Operation,
@@ -218,29 +275,7 @@ async def measure(
     warmup: bool = True,
 ) -> tuple[Cell, list[Reply]]:
     """Run `op` (one or more awaited tool calls) `runs` times; `before` runs untimed before each."""
-    cell = Cell()
-    last: list[Reply] = []
-    for index in range(runs + (1 if warmup else 0)):
-        if before is not None:
-            before()
-        emu.reset_counters()
-        started = time.perf_counter()
-        error: str | None = None
-        replies: list[Reply] = []
-        try:
-            replies = await op()
-        except CallFailed as failure:
-            error = failure.text[:500] or str(failure)
-        wall = time.perf_counter() - started
-        await settle(emu)
-        if warmup and index == 0:
-            if error is not None:  # a broken operation fails the same way every time
-                cell.samples.append(_sample(emu, wall, replies, error))
-                return cell, replies
-            continue
-        cell.samples.append(_sample(emu, wall, replies, error))
-        if error is None:
-            last = replies
+    [(cell, last)] = await measure_side_by_side(emu, [op], runs, before=before, warmup=warmup)
     return cell, last
 
 

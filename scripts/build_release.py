@@ -7,7 +7,8 @@
 The add-on folder (`<vault>/.doplnky/mcp-multi-gmail/` by default) gets the server package
 `src/mcp_multi_gmail/` (never the emulator, tests or benchmarks), a `pyproject.toml` rewritten
 for the add-on (the runtime dependencies, the console script, no dev group), its `uv.lock`,
-`docs/pro-asistenta.md`, `README.md`, `LICENSE`, `NOTICE`, `CHANGELOG.md`, the generated marker
+the assistant guides `docs/pro-asistenta*.md`, `README.md` with the Czech pages it links to in
+`docs/`, `LICENSE`, `NOTICE`, `CHANGELOG.md`, the generated marker
 module `src/mcp_multi_gmail/_release.py` (it switches the location guard on) and `SHA256SUMS`
 (`sha256sum -c SHA256SUMS` in the add-on folder verifies it).
 
@@ -56,6 +57,14 @@ FILES = (
     "docs/pro-asistenta.md",
     "docs/pro-asistenta-nastaveni.md",
     "docs/pro-asistenta-potize.md",
+    # The pages README.md hands its reference sections on to (README.en.md's stay in the clone).
+    "docs/konfigurace.md",
+    "docs/nastroje.md",
+    "docs/bezpecnost.md",
+    "docs/hlidac.md",
+    "docs/prechod-z-1.5.0.md",
+    "docs/potize.md",
+    "docs/vyvoj.md",
 )
 # Everything the build writes at the top of the add-on folder; a rebuild replaces exactly these
 # and keeps the rest (the add-on's .venv, the watcher's wait.owner / wait-known.json).

@@ -93,6 +93,10 @@ def test_tour_in_czech() -> None:
             "osobni",
             "tym",
             "automaty",
+            "7) Nová pošta v konverzaci – hlídač --follow",
+            "Doručeno „Objednávka dřeva na chatu“",
+            "» nová pošta: osobni 1. Projdi ji průchodem (mg_next_pass); hlídač běží dál",
+            "Hlídač zastaven (SIGTERM",
             "claude mcp add multigmail-demo -- uv run --project",
             "mcp-multi-gmail --demo",
             "README.md",
@@ -122,11 +126,15 @@ def test_tour_in_english() -> None:
             "0 threads with work, window_clear: true",
             '6) Search across every mailbox – mg_search_threads (account: "all"',
             "automaty",
+            "7) New mail in the conversation – the --follow watcher",
+            "» nová pošta: osobni 1.",
+            "Watcher stopped (SIGTERM",
             "claude mcp add multigmail-demo -- uv run --project",
             "README",
         ],
     )
     assert "Schránky" not in out and "Průchod" not in out
+    assert out.count("Objednávka dřeva") == 1  # the delivery is named once; the watcher's line never names it
     assert_compact(out)
 
 

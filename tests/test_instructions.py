@@ -11,7 +11,7 @@ from typing import get_args
 
 import pytest
 
-from mcp_multi_gmail.config import Account, Config
+from mcp_multi_gmail.config import Account, Config, OAuthClient
 from mcp_multi_gmail.errors import ErrorCode
 from mcp_multi_gmail.layout import GUARD_MESSAGE
 from mcp_multi_gmail.server import instructions
@@ -409,6 +409,13 @@ def test_operations_guide_covers_the_daily_rules() -> None:
         "unchecked: true",
         "quote_original: false",
         "signature: false",
+        # the watcher: Monitor in Claude Code, --wait in the background elsewhere (setup guide, A14)
+        "select:Monitor",
+        "--follow",
+        "persistent: true",
+        "/tasks",
+        "TaskStop",
+        "run_in_background",
     ):
         assert needle in guide, needle
     assert "B11" not in guide and "## A." not in guide
@@ -431,6 +438,34 @@ def test_setup_guide_covers_setup_essentials() -> None:
         '"--project",\n        ".doplnky/mcp-multi-gmail",\n        "mcp-multi-gmail",\n        '
         '"--config",\n        "system/multigmail.json"',
         "--wait",
+        "--follow",
+        "select:Monitor",
+        '"persistent": true',
+        "run_in_background",
         "ne subdomény",  # @domain does not cover subdomains
     ):
         assert needle in guide, needle
+
+
+def test_the_google_client_and_tokens_files_are_named_in_the_passwords_rule(long_guide: Path) -> None:
+    secrets_dir = Path("/vault/.miladka/secrets/multigmail")
+    for folder in (secrets_dir, Path("/" + "v" * 150) / ".miladka" / "secrets" / "multigmail"):
+        client = OAuthClient(
+            path=folder / "google-klient.json",
+            client_id="123.apps.googleusercontent.com",
+            client_secret="GOCSPX-neukazovat",
+            auth_uri="https://accounts.google.com/o/oauth2/auth",
+            token_uri="https://oauth2.googleapis.com/token",
+            tokens_file=folder / "oauth-tokeny.json",
+            config=CONFIG_PATH,
+        )
+        mailbox = account("prace", auth="oauth", oauth=client, password="")
+        secret = (PASSWORDS, client.path, client.tokens_file)
+        cfg = replace(config(mailbox, account("doma"), secret_files=secret), oauth_client=client)
+        out = text(cfg, long_guide)
+        assert (
+            "Never open, search or print a file with app passwords or Google sign-in secrets (the transcript "
+            f"keeps what you read): {PASSWORDS}, {client.path} and {client.tokens_file}." in out
+        )
+        assert "GOCSPX" not in out and len(out) <= MAX_CHARS
+        assert "Never open" in out[:SAFETY_WITHIN]

@@ -149,7 +149,12 @@ def test_decode_words(raw: bytes | str | None, expected: str | None) -> None:
         ("  <abc@example.com>\r\n", "abc@example.com"),
         (b"<abc@example.com>", "abc@example.com"),
         ("abc@example.com", "abc@example.com"),
-        ("<<abc@example.com>>", "<abc@example.com>"),  # only one pair is removed
+        ("<<abc@example.com>>", "abc@example.com"),  # the innermost <…>
+        ("<9209252113.AA00975@ ebony >", "9209252113.AA00975@ebony"),  # obsolete spacing is not the id
+        ("<abc@example.com> (sent by X)", "abc@example.com"),  # a comment after the id
+        ('<"a b"@example.com>', '"a b"@example.com'),  # a quoted local part keeps its space
+        ("  abc @ example.com ", "abc@example.com"),  # no brackets at all
+        ("<1234   @   local(blah)  .machine .example>", "1234@local.machine.example"),  # RFC 5322 A.6.3
         ("<abc@example.com", "abc@example.com"),
         ("", None),
         ("   ", None),

@@ -11,6 +11,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -185,6 +186,10 @@ def test_build_contents(vault: Path) -> None:
         "src/mcp_multi_gmail/data/pro-asistenta-potize.md",
     ):
         assert needed in files, needed
+    # The README's reference pages travel with it (the guide and --check-config send 1.5.0 users there).
+    pages = set(re.findall(r"\]\((docs/[^)#\s]+)", (addon / "README.md").read_text(encoding="utf-8")))
+    assert "docs/prechod-z-1.5.0.md" in pages
+    assert pages - set(files) == {"docs/architecture.md"}  # only the developers' page stays in the clone
     assert not [f for f in files if "gmail_emulator" in f or "__pycache__" in f or f.endswith(".pyc")]
     assert not [f for f in files if f.startswith(("tests/", "benchmarks/", ".ci/", "scripts/"))]
     assert {f.split("/")[0] for f in files} == {

@@ -333,6 +333,36 @@ def test_the_process_wakes_on_idle_within_seconds_and_ends_on_sigterm(
     )
 
 
+def test_a_second_follower_takes_over_within_seconds_and_only_it_reports(
+    emulator: GmailEmulator,
+    config_path: Path,
+    state_dir: Path,
+    follower: tuple[subprocess.Popen[str], queue.Queue[str | None]],
+) -> None:
+    first, first_out = follower
+    wait_until(lambda: (state_dir / KNOWN_FILE).exists() and idles_started(emulator) >= 1, 30, "first check and IDLE")
+    second = subprocess.Popen(
+        follower_command(config_path), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        encoding="utf-8", env=follower_env(emulator, state_dir),
+    )  # fmt: skip
+    assert second.stdout is not None
+    second_out = reader(second.stdout)
+    try:
+        started = time.monotonic()
+        assert first_out.get(timeout=30) == LINE_REPLACED
+        assert first.wait(timeout=10) == 3
+        took = time.monotonic() - started  # the newer one's start-up included
+        wait_until(lambda: idles_started(emulator) >= 2, 30, "the newer watcher's IDLE")
+        emulator.deliver(OSOBNI, mail(OSOBNI))
+        assert second_out.get(timeout=30) == news("osobni 1")
+        assert first_out.get(timeout=10) is None  # the older one said nothing more
+    finally:
+        second.terminate()
+        second.communicate(timeout=30)
+    assert took < 10, took
+    sys.stderr.write(f"\n--follow takeover: the older watcher ended {took:.2f} s after the newer one started\n")
+
+
 # `uv run` stands between the shell and us and waits for us; the host under it just runs.
 MIDDLE = "import subprocess, sys; c = subprocess.Popen(sys.argv[1:]); print(c.pid, flush=True); sys.exit(c.wait())"
 TOP = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', *sys.argv[1:]]); time.sleep(120)"

@@ -44,12 +44,22 @@ def check_result(tool: str, result: Any, output_schema: dict[str, Any] | None) -
     assert output_schema is not None, f"{tool} declares no outputSchema"
     assert result.structured_content is not None, f"{tool}: a success without structuredContent"
     try:
-        jsonschema.validate(result.structured_content, output_schema)
+        _validator(json.dumps(output_schema, sort_keys=True)).validate(result.structured_content)
     except jsonschema.ValidationError as invalid:
         raise AssertionError(f"{tool}: structuredContent does not match the outputSchema: {invalid.message}") from None
     texts = [block.text for block in result.content if block.type == "text"]
     compact = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
     assert texts == [compact], f"{tool}: the text content is not the compact JSON of structuredContent"
+
+
+@functools.lru_cache(maxsize=64)
+def _validator(schema: str) -> Any:
+    """One validator per schema, checked once (`jsonschema.validate` checks the schema on every call,
+    which costs more than the validation itself)."""
+    loaded = json.loads(schema)
+    kind = jsonschema.validators.validator_for(loaded)
+    kind.check_schema(loaded)
+    return kind(loaded)
 
 
 @functools.cache

@@ -1,8 +1,9 @@
 """Command line: start-up order guard → config → warnings → server (stdout carries only MCP).
 
-Modes: the stdio server (default), `--wait` and `--follow` (the watcher), `--demo` (the server against the
-embedded sample mailboxes), `demo` (a guided tour for a person at a terminal) and `probe` (what
-one real mailbox does where Gmail's behaviour is not documented).
+Modes: the stdio server (default), `--wait` and `--follow` (the watcher), `--demo` (the server against
+the embedded sample mailboxes), `demo` (a guided tour for a person at a terminal), `probe` (what one
+real mailbox does where Gmail's behaviour is not documented) and `--sign-in NAME` (the one-time
+sign-in with Google of a mailbox with "auth": "oauth").
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
         "--check-config", metavar="SOUBOR", help="zkontroluje nastavení (i z verze 1.5.0) bez připojení a skončí"
     )
     parser.add_argument("--demo", action="store_true", help="MCP server nad ukázkovými schránkami (bez Googlu)")
+    parser.add_argument(
+        "--sign-in", metavar="JMENO", help='jednorázové přihlášení schránky s "auth": "oauth" přes Google (v terminálu)'
+    )
     parser.add_argument("--lang", choices=["cs", "en"], default=None, help="jazyk průvodce (demo)")
     probe = parser.add_argument_group("probe")
     probe.add_argument("--account", help="jméno schránky z nastavení, kterou probe změří")
@@ -105,6 +109,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     if args.check_config is not None:
         raise SystemExit(check_config(Path(args.check_config)))
+    if args.sign_in is not None:
+        from .signin import sign_in
+
+        raise SystemExit(sign_in(config_path(args.config, os.environ).absolute(), args.sign_in))
     if args.command == "demo":
         from .demo.tour import tour
 
@@ -120,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def watch(argv: Sequence[str]) -> int:
     """The watcher: --wait's one line or --follow's line per new mail on stdout, exit code for the assistant
-    (README.en.md, "The mail watcher")."""
+    (docs/en/watcher.md)."""
     if check_location(project_dir(), release=is_release_build()) is not None:
         print(f"chyba: {GUARD_MESSAGE.replace(chr(10), ' ')}", flush=True)
         return WATCHER_BAD_START
@@ -173,7 +181,7 @@ def probe(args: argparse.Namespace) -> int:
     if endpoint.overridden:
         _stderr(f"POZOR: místo Gmailu měřím {endpoint.imap_host}:{endpoint.imap_port} (MG_GMAIL_ENDPOINT).")
     try:
-        report = run_probe(account.name, account.address, account.password, endpoint, write_test=args.write_test)
+        report = run_probe(account.name, account.address, account.login, endpoint, write_test=args.write_test)
     except MailError as error:
         _stderr(f"chyba: {error.message}")
         return 1

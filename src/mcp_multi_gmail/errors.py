@@ -18,7 +18,7 @@ ErrorCode = Literal[
     "config_invalid",
 ]
 
-RefusalKind = Literal["web_login", "imap_disabled", "overquota"]
+RefusalKind = Literal["web_login", "imap_disabled", "overquota", "signed_out"]
 
 
 class MailError(Exception):

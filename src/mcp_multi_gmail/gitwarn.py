@@ -1,4 +1,4 @@
-"""Warn when a file with app passwords sits in a git repository without being ignored.
+"""Warn when a file with app passwords (or the Google sign-in) sits in a git repository without being ignored.
 
 Best effort: no git, no repository, a missing folder or any git failure means silence.
 """
@@ -43,7 +43,8 @@ def _exposed(file: Path) -> bool:
 def secrets_in_git_warnings(files: Sequence[Path]) -> list[str]:
     """One Czech "POZOR: …" line per secret file that git would happily commit."""
     return [
-        f"POZOR: {file} leží v repozitáři git a není v něm ignorovaný, přitom obsahuje hesla aplikací. "
+        f"POZOR: {file} leží v repozitáři git a není v něm ignorovaný, přitom obsahuje hesla aplikací "
+        "nebo přihlášení ke Googlu. "
         "Přidejte ho do .gitignore (v Miládce řádek .miladka/secrets/), nebo ho přesuňte mimo repozitář, "
         "dřív než cokoli commitnete: heslo, které se jednou dostane do historie, už z ní nejde odstranit."
         for file in files

@@ -13,12 +13,14 @@ from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from .config import Account, Config, ConfigError, load_config
+from .config import Account, Config, ConfigError, SignIn, load_config
 from .errors import MailError
 from .gitwarn import secrets_in_git_warnings
 from .gmail.connections import Connections
 from .gmail.endpoint import GMAIL, Endpoint, EndpointError, resolve_endpoint
 from .layout import GUARD_MESSAGE, AddonLayout, check_location, default_download_dir, project_dir
+from .oauth.advice import sign_in_command
+from .oauth.tokens import sign_in_state, too_open
 
 # Where the watcher keeps its files; the send journal lives beside them.
 STATE_DIR_ENV = "MG_WATCH_DIR"
@@ -209,6 +211,24 @@ def start_warnings(config: Config, endpoint: Endpoint) -> list[str]:
             "(MG_GMAIL_ENDPOINT, jen pro testy a ukázku)."
         )
     lines.extend(secrets_in_git_warnings(config.secret_files))
+    lines.extend(f"{WARNING_PREFIX}{line}" for line in sign_in_warnings(config))
+    return lines
+
+
+def sign_in_warnings(config: Config) -> list[str]:
+    """Mailboxes with "auth": "oauth" that are not signed in yet, and a tokens file others may read."""
+    lines = [
+        f"schránka `{a.name}` se přihlašuje přes Google, ale ještě není přihlášená; přihlaste ji ve svém "
+        f"terminálu příkazem: {sign_in_command(config.path, a.name)}"
+        for a in config.accounts
+        if a.oauth is not None and sign_in_state(SignIn(a.name, a.address, a.oauth)) == "not_signed_in"
+    ]
+    client = config.oauth_client
+    if client is not None and too_open(client.tokens_file):
+        lines.append(
+            f"soubor s přihlášením ke Googlu `{client.tokens_file}` smí číst i jiní uživatelé počítače; "
+            f"omezte ho jen na sebe (chmod 600 {client.tokens_file})"
+        )
     return lines
 
 

@@ -100,14 +100,18 @@ def test_process_mode(tmp_path: Path) -> None:
     assert not state_path.exists()
 
 
-def test_process_sigint_and_workdir(tmp_path: Path) -> None:
+def test_process_sigint_workdir_and_the_oauth_client(tmp_path: Path) -> None:
     seed = write_seed(tmp_path)
     state_path = tmp_path / "s.json"
     workdir = tmp_path / "w"
-    proc = start(["--seed", str(seed), "--state", str(state_path), "--workdir", str(workdir)], tmp_path)
+    client = tmp_path / "klient.json"
+    args = ["--seed", str(seed), "--state", str(state_path), "--workdir", str(workdir), "--oauth-client", str(client)]
+    proc = start(args, tmp_path)
     try:
         state = wait_for_state(proc, state_path)
         assert Path(state["ca_file"]) == workdir / "ca.pem"
+        installed = json.loads(client.read_text())["installed"]  # written before the state file
+        assert installed["token_uri"].startswith("https://127.0.0.1:") and installed["client_secret"]
     finally:
         code, out, _err = stop(proc, signal.SIGINT)
     assert code == 0

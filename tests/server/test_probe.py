@@ -19,6 +19,7 @@ import pytest
 from gmail_emulator import FaultRule, GmailEmulator, Knobs
 from gmail_emulator.knobs import ENGLISH_FOLDERS, GERMAN_FOLDERS
 from mcp_multi_gmail import cli
+from mcp_multi_gmail.errors import MailError
 from mcp_multi_gmail.gmail.endpoint import resolve_endpoint
 from mcp_multi_gmail.gmail.probe import ProbeReport, run_probe
 from support import gmail_env
@@ -150,6 +151,22 @@ def test_a_refused_login_is_reported_with_its_diagnosis(mailbox: GmailEmulator) 
     assert report.login_error is not None and report.login_error.retryable is True
     assert report.capabilities_before and not report.capabilities_after
     assert report.knobs() == {}
+
+
+@pytest.mark.parametrize("command", ["LOGIN", "FETCH"])
+def test_a_bye_that_says_why_ends_the_probe_with_gmails_reason(mailbox: GmailEmulator, command: str) -> None:
+    # The probe logs in and reads through the same code as a tool call, so Gmail's BYE gives its advice.
+    mailbox.add_fault(FaultRule(action="bye:overquota", match=command, times=-1))
+    with pytest.raises(MailError) as caught:
+        probe(mailbox)
+    assert (caught.value.kind, caught.value.retryable) == ("overquota", False)
+
+
+def test_a_bare_bye_is_a_dropped_connection(mailbox: GmailEmulator) -> None:
+    mailbox.add_fault(FaultRule(action="bye", match="LOGIN", times=-1))
+    with pytest.raises(MailError) as caught:
+        probe(mailbox)
+    assert (caught.value.code, caught.value.retryable, caught.value.kind) == ("upstream_error", True, None)
 
 
 # ------------------------------------------------------------------ the command

@@ -3,7 +3,7 @@
 The call's deadline (`call_timeout_s`) may end the wait for the Sent copy, never the result: the
 message went out and must not be sent again, so an error (let alone a retryable one) would invite a
 second delivery. A send's deadline also grows with the size of what it uploads, so a large
-attachment on a slow line is not cut during DATA (README, "Limits of one call").
+attachment on a slow line is not cut during DATA (docs/en/configuration.md, `call_timeout_s`).
 
 The deadline here is 3 s, below the configuration's floor of 10 s (a test-only override), and the
 emulator's delays are set against it, so each test shows the same order of events as at 10 s in a

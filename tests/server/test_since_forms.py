@@ -1,5 +1,5 @@
 """The date forms `since` (tools) and `--since` (watcher) read: ISO 8601, RFC 2822, and the looser
-forms 1.5.0 took through JavaScript's Date parsing (README, "Moving from 1.5.0"). Without a zone
+forms 1.5.0 took through JavaScript's Date parsing (docs/en/moving-from-1.5.0.md). Without a zone
 a value is UTC. One table, both paths; anything else is refused and the refusal lists the forms.
 """
 

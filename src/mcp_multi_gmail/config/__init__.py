@@ -5,7 +5,7 @@ from .durations import MIN_INTERVAL_MS, parse_duration_ms, parse_hours
 from .loader import load_config
 from .passwords import PLACEHOLDER, normalize_app_password
 from .report import ConfigError
-from .resolved import Account, Alias, Config, Signature
+from .resolved import Account, Alias, Config, OAuthClient, Signature, SignIn
 
 __all__ = [
     "MIN_INTERVAL_MS",
@@ -14,6 +14,8 @@ __all__ = [
     "Alias",
     "Config",
     "ConfigError",
+    "OAuthClient",
+    "SignIn",
     "Signature",
     "html_to_text",
     "load_config",

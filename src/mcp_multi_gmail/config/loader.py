@@ -13,10 +13,11 @@ from pydantic_core import ErrorDetails
 from ..layout import AddonLayout, default_download_dir
 from .durations import MIN_INTERVAL_MS, parse_duration_ms, parse_hours
 from .models import RawAccount, RawConfig
-from .passwords import PasswordsFile, read_passwords_file, resolve_password
+from .oauth_client import read_oauth_client
+from .passwords import PLACEHOLDER, PasswordsFile, read_passwords_file, resolve_password
 from .paths import absolute_from
 from .report import ConfigError, Problems, schema_report
-from .resolved import Account, Alias, Config
+from .resolved import Account, Alias, Config, OAuthClient
 from .signatures import resolve_signatures
 
 # Gmail allows 15 IMAP connections per account, shared with the user's other mail clients.
@@ -109,9 +110,12 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
     if model.passwords_file is not None:
         passwords_file = read_passwords_file(absolute_from(data_base, model.passwords_file), problems)
 
+    oauth_client = _oauth_client(model, path, data_base, environ, problems)
+
     _check_classifications("classification_labels", model.classification_labels, problems)
     accounts = tuple(
-        _resolve_account(acc, model, config_dir, passwords_file, environ, problems, warnings) for acc in model.accounts
+        _resolve_account(acc, model, config_dir, passwords_file, oauth_client, environ, problems, warnings)
+        for acc in model.accounts
     )
     if problems:
         raise ConfigError(problems.report(path))
@@ -122,6 +126,8 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
         secret_files.append(passwords_file.path)
     if any(a.password is not None for a in model.accounts):
         secret_files.append(path)
+    if oauth_client is not None:
+        secret_files.extend((oauth_client.path, oauth_client.tokens_file))
     return Config(
         path=path,
         accounts=accounts,
@@ -139,7 +145,21 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
         warnings=tuple(warnings),
         call_timeout_s=model.call_timeout_s,
         confirm_sends=model.confirm_sends,
+        oauth_client=oauth_client,
     )
+
+
+def _oauth_client(
+    model: RawConfig, path: Path, data_base: Path, environ: Mapping[str, str], problems: Problems
+) -> OAuthClient | None:
+    if model.oauth_client_file is not None:
+        return read_oauth_client(absolute_from(data_base, model.oauth_client_file), path, environ, problems)
+    if any(a.auth == "oauth" for a in model.accounts):
+        problems.add(
+            'schránky s "auth": "oauth" potřebují "oauth_client_file": cestu k JSON klienta Google '
+            "(typ Desktopová aplikace), uloženému vedle souboru hesel"
+        )
+    return None
 
 
 def window_never_clears(name: str) -> str:
@@ -156,12 +176,17 @@ def _resolve_account(
     model: RawConfig,
     config_dir: Path,
     passwords_file: PasswordsFile | None,
+    oauth_client: OAuthClient | None,
     environ: Mapping[str, str],
     problems: Problems,
     warnings: list[str],
 ) -> Account:
     who = f"schránka `{acc.name}`"
-    password = resolve_password(acc, passwords_file, environ, problems, warnings)
+    if acc.auth == "oauth":
+        password = None
+        _refuse_password(acc, passwords_file, problems)
+    else:
+        password = resolve_password(acc, passwords_file, environ, problems, warnings)
     signatures = resolve_signatures(acc.name, acc.signatures, config_dir, problems)
 
     # Checked against the written keys: an unreadable signature file is already reported once.
@@ -217,7 +242,23 @@ def _resolve_account(
         smtp_port=acc.smtp_port if acc.smtp_port is not None else model.smtp_port,
         max_connections=acc.max_connections,
         watch_idle=acc.watch_idle if acc.own_watch_idle else model.watch_idle,
+        auth=acc.auth,
+        oauth=oauth_client if acc.auth == "oauth" else None,
     )
+
+
+def _refuse_password(acc: RawAccount, passwords_file: PasswordsFile | None, problems: Problems) -> None:
+    """An OAuth mailbox signs in through Google: a password beside it is a mistake, never a fallback."""
+    given = [key for key in ("password", "password_env") if getattr(acc, key) is not None]
+    entries = passwords_file.entries if passwords_file is not None else None
+    entry = entries.get(acc.name, "") if entries is not None else ""
+    if entry.strip() and PLACEHOLDER not in entry:
+        given.append("heslo v souboru hesel")
+    if given:
+        problems.add(
+            f'schránka `{acc.name}` se přihlašuje přes Google ("auth": "oauth"), heslo nepotřebuje; '
+            "odstraňte " + " a ".join(f'"{g}"' if g.startswith("password") else g for g in given)
+        )
 
 
 def _check_classifications(where: str, labels: Mapping[str, str], problems: Problems) -> None:

@@ -14,6 +14,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from pydantic_core import PydanticCustomError
 
+from ..deadline import DEFAULT_CALL_TIMEOUT_S
+
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 # Deliberately simple: one "@", something before it, a dot inside the domain, no whitespace and
 # no control characters (an address goes into LOGIN, MAIL FROM and headers).
@@ -82,6 +84,8 @@ class RawAccount(BaseModel):
     address: Email
     password: NonEmpty | None = None
     password_env: NonEmpty | None = None
+    # "oauth": sign-in through the user's own Google client (XOAUTH2), no app password.
+    auth: Literal["app_password", "oauth"] = "app_password"
     shared: bool = False
     work_scope: Literal["everything", "inbox"] = "everything"
     unread_only: bool = False
@@ -125,10 +129,12 @@ class RawConfig(BaseModel):
     attachment_dirs: list[PlainText] = Field(default_factory=list)
     quote_locale: Literal["cs", "en"] = "cs"
     passwords_file: PlainText | None = None
+    # Google's downloaded "Desktop app" client JSON, for the mailboxes with "auth": "oauth".
+    oauth_client_file: PlainText | None = None
     watch_hours: str | None = None
     watch_interval: str | None = None
     # false = 1.5.0's poll-only watcher: no IDLE connection, a check every watch_interval only.
     watch_idle: bool = True
-    call_timeout_s: int = 60
-    # True: mg_send_message asks the client to have the user confirm every call (README.en.md, "Security").
+    call_timeout_s: int = DEFAULT_CALL_TIMEOUT_S
+    # True: mg_send_message asks the client to have the user confirm every call (docs/en/security.md).
     confirm_sends: bool = False

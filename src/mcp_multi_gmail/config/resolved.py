@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ..deadline import DEFAULT_CALL_TIMEOUT_S
+
 
 @dataclass(frozen=True)
 class Signature:
@@ -20,6 +22,28 @@ class Alias:
     name: str | None
     purpose: str | None
     default_signature: str | None
+
+
+@dataclass(frozen=True)
+class OAuthClient:
+    """The user's own Google "Desktop app" client, and where its mailboxes' sign-ins are kept."""
+
+    path: Path  # the client JSON as downloaded from Google Cloud
+    client_id: str
+    client_secret: str = field(repr=False)  # never shown: repr/str must be safe to log
+    auth_uri: str
+    token_uri: str
+    tokens_file: Path  # beside the client file, mode 0600
+    config: Path  # the configuration naming it (the sign-in command repeats its path)
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """What a mailbox with "auth": "oauth" logs in with: its name and address, and the client."""
+
+    name: str
+    address: str
+    client: OAuthClient
 
 
 @dataclass(frozen=True)
@@ -44,6 +68,13 @@ class Account:
     smtp_port: int | None  # None = probe 465, then 587
     max_connections: int = 4  # simultaneous IMAP connections this server opens to the mailbox
     watch_idle: bool = True  # the watcher keeps an IDLE connection for it (else it only polls)
+    auth: Literal["app_password", "oauth"] = "app_password"
+    oauth: OAuthClient | None = None  # set for "auth": "oauth" (then `password` is "")
+
+    @property
+    def login(self) -> str | SignIn:
+        """What IMAP and SMTP log in with: the app password, or the sign-in whose tokens are kept."""
+        return SignIn(self.name, self.address, self.oauth) if self.oauth is not None else self.password
 
 
 @dataclass(frozen=True)
@@ -58,8 +89,9 @@ class Config:
     watch_interval_ms: int | None
     secret_files: tuple[Path, ...]  # files holding app passwords (for the git warning)
     warnings: tuple[str, ...]  # Czech, without the "POZOR: " prefix the CLI adds
-    call_timeout_s: int = 60  # one deadline for every tool call
+    call_timeout_s: int = DEFAULT_CALL_TIMEOUT_S  # one deadline for every tool call
     confirm_sends: bool = False  # mg_send_message asks for the user's confirmation in the client
+    oauth_client: OAuthClient | None = None
 
     def account(self, name: str) -> Account | None:
         return next((a for a in self.accounts if a.name == name), None)

@@ -2,8 +2,9 @@
 
 The tour starts the embedded emulator with the demo seed, launches the server as a subprocess
 over stdio (exactly as Claude Code would) and walks through one pass: the mailboxes, the pass,
-a whole thread, labelling with `since`, the empty window, a search across every mailbox. Each
-step prints a few readable lines on stdout (the tour is for a person, not a server).
+a whole thread, labelling with `since`, the empty window, a search across every mailbox, and at
+last a `--follow` watcher printing its line when a message arrives (demo/follower.py). Each step
+prints a few readable lines on stdout (the tour is for a person, not a server).
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ import json
 import os
 import sys
 import time
+import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from email.message import EmailMessage
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from ..layout import project_dir
+from .follower import follow_one_delivery
 from .setup import DemoSetup, emulator_class, running_demo
 from .tour_text import PLURALS, TEXT, Lang
 
@@ -32,6 +36,7 @@ SEARCH_QUERY = "newer_than:2d"
 SHOWN_SEARCH_HITS = 5
 SUBJECT_WIDTH = 44
 TOUR_TIMEOUT = 180
+FOLLOW_ADDRESS = "jana.novakova@example.cz"  # the seed's "osobni"
 
 
 def pick_language(lang: str | None, environ: Mapping[str, str]) -> Lang:
@@ -122,7 +127,7 @@ class Tour:
 
     # ----------------------------------------------------------------- the steps
 
-    async def run(self, client: Client) -> None:
+    async def run(self, client: Client, setup: DemoSetup | None = None) -> None:
         self.now = datetime.now(UTC)  # the seed's dates follow its load time, just before this
         tools = (await client.list_tools()).tools
         self.line(self.t("intro", tools=len(tools)))
@@ -133,6 +138,8 @@ class Tour:
         await self.label_all(client, first, since)
         await self.pass_again(client, since)
         await self.search_all(client)
+        if setup is not None:
+            await self.new_mail(setup, since)
 
     async def accounts(self, client: Client) -> None:
         self.heading(1, self.t("step1"))
@@ -297,9 +304,31 @@ class Tour:
             self.line(self.t("search_more", n=len(threads) - SHOWN_SEARCH_HITS), indent=3)
         self.line(self.t("search_note"), indent=3)
 
+    async def new_mail(self, setup: DemoSetup, since: str) -> None:
+        import anyio
+
+        self.heading(7, self.t("step7"))
+        message = EmailMessage()
+        message["From"] = "Petr Malý <petr.maly@example.org>"
+        message["To"] = FOLLOW_ADDRESS
+        message["Subject"] = self.t("follow_subject")
+        message["Message-ID"] = f"<{uuid.uuid4().hex}@example.org>"
+        message.set_content(self.t("follow_body"))
+        self.line(self.t("follow_started", since=since), indent=3)
+        followed = await anyio.to_thread.run_sync(follow_one_delivery, setup, "osobni", FOLLOW_ADDRESS, since, message)
+        self.expect(followed.line is not None, "--follow: no line after the delivery")
+        took = self.seconds(followed.seconds, 2)
+        self.line(self.t("follow_line", subject=message["Subject"], seconds=took), indent=3)
+        self.line(f"» {followed.line}", indent=5)
+        self.line(self.t("follow_note"), indent=3)
+        self.line(self.t("follow_stopped", seconds=self.seconds(followed.stop_seconds)), indent=3)
+
+    def seconds(self, value: float, digits: int = 1) -> str:
+        return f"{value:.{digits}f}".replace(".", "," if self.lang == "cs" else ".")
+
     def finish(self, seconds: float) -> None:
         self.line()
-        self.line(self.t("done", seconds=f"{seconds:.1f}".replace(".", "," if self.lang == "cs" else ".")))
+        self.line(self.t("done", seconds=self.seconds(seconds)))
         self.line(self.t("claude"))
         repo = project_dir()
         where = str(repo) if (repo / "pyproject.toml").is_file() else self.t("repo_path")
@@ -324,7 +353,7 @@ async def _drive(setup: DemoSetup, tour: Tour, errlog: TextIO) -> None:
     # The server's own stderr (its start-up lines) goes to a file, shown only when something fails.
     with anyio.fail_after(TOUR_TIMEOUT):
         async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=60) as client:
-            await tour.run(client)
+            await tour.run(client, setup)
 
 
 def _server_stderr(errlog: TextIO) -> list[str]:

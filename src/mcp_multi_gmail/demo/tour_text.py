@@ -53,6 +53,16 @@ TEXT: dict[Lang, dict[str, str]] = {
         "search_more": "… a dalších {n}",
         "search_note": "Hledání slouží na „najdi tohle“; novou poštu zpracovává mg_next_pass.",
         "to_process": "nezpracované {n}",
+        "step7": "7) Nová pošta v konverzaci – hlídač --follow (v Claude Code ho spouští nástroj Monitor)",
+        "follow_started": "Hlídač hlídá osobni od {since}; teď přijde nová zpráva.",
+        "follow_subject": "Objednávka dřeva na chatu",
+        "follow_body": "Dobrý den, dřevo přivezu v sobotu dopoledne. Petr",
+        "follow_line": "Doručeno „{subject}“; za {seconds} s hlídač vypsal řádek:",
+        "follow_note": (
+            "Monitor ho předá asistentovi jako událost. Předmět ani odesílatel v něm nejsou: co přišlo,\n"
+            "zjistí asistent průchodem (mg_next_pass) a hlídač mezitím hlídá dál."
+        ),
+        "follow_stopped": "Hlídač zastaven (SIGTERM, jako když Claude Code končí) za {seconds} s.",
         "done": "Hotovo, prohlídka trvala {seconds} s.",
         "claude": "Vyzkoušejte server v Claude Code (ukázkové schránky, bez Googlu):",
         "readme": (
@@ -118,6 +128,16 @@ TEXT: dict[Lang, dict[str, str]] = {
         "search_more": "… and {n} more",
         "search_note": 'Search is for "find this"; new mail is worked through with mg_next_pass.',
         "to_process": "{n} unprocessed",
+        "step7": "7) New mail in the conversation – the --follow watcher (Claude Code runs it with its Monitor tool)",
+        "follow_started": "The watcher watches osobni from {since}; now a new message arrives.",
+        "follow_subject": "Objednávka dřeva na chatu",
+        "follow_body": "Dobrý den, dřevo přivezu v sobotu dopoledne. Petr",
+        "follow_line": '"{subject}" delivered; {seconds} s later the watcher printed:',
+        "follow_note": (
+            "Monitor hands it to the assistant as an event. Neither subject nor sender is in it: what came,\n"
+            "the assistant learns with a pass (mg_next_pass), while the watcher goes on watching."
+        ),
+        "follow_stopped": "Watcher stopped (SIGTERM, as when Claude Code ends) in {seconds} s.",
         "done": "Done, the tour took {seconds} s.",
         "claude": "Try the server in Claude Code (sample mailboxes, no Google):",
         "readme": (

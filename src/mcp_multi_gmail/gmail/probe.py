@@ -20,10 +20,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
 
+from ..config import SignIn
 from ..errors import MailError
 from .endpoint import Endpoint
 from .imap import ALL_MAIL, DRAFTS, TRASH, ImapSession
-from .imap.failures import gmail_reason, network_error
+from .imap.failures import connection_broke, gmail_reason, network_error
 from .imap.login import connect, log_out, login_refusal
 from .parse.envelope import envelope_info
 
@@ -366,7 +367,7 @@ def _delete_draft(session: ImapSession, mid: str) -> bool:
     uid = _header_uid(session, mid)
     if uid is not None:
         session.change_flags([uid], ["\\Deleted"], add=True)
-        session.client.expunge([uid])
+        session.expunge([uid])
     session.open(ALL_MAIL)
     gone = _header_uid(session, mid) is None
     session.open(TRASH)
@@ -377,7 +378,13 @@ def _delete_draft(session: ImapSession, mid: str) -> bool:
 
 
 def run_probe(
-    account: str, address: str, password: str, endpoint: Endpoint, *, write_test: bool, today: date | None = None
+    account: str,
+    address: str,
+    password: str | SignIn,
+    endpoint: Endpoint,
+    *,
+    write_test: bool,
+    today: date | None = None,
 ) -> ProbeReport:
     report = ProbeReport(account=account)
     try:
@@ -387,7 +394,7 @@ def run_probe(
     try:
         report.capabilities_before = _caps(client.capabilities())
         # The session's own LOGIN: a refusal is reported, a dropped line (or Gmail's BYE) ends the probe.
-        report.login_error = login_refusal(client, account, address, password)
+        report.login_error = login_refusal(client, account, address, password, endpoint.tls_context())
         if report.login_error is not None:
             return report
         report.capabilities_after = _caps(client.capabilities())
@@ -401,7 +408,7 @@ def run_probe(
         if write_test:
             report.draft = draft_test(session, address)
     except IMAPClientAbortError as error:
-        raise network_error(account, error) from None
+        raise connection_broke(account, error) from None
     except (TimeoutError, OSError) as error:
         raise network_error(account, error) from None
     except IMAPClientError as error:

@@ -57,25 +57,26 @@ def _quoted(reason: str) -> str:
     return f'Gmail answered "{reason}"' if reason else "Gmail gave no reason"
 
 
+def _says(text: str, marks: tuple[str, ...]) -> bool:
+    upper = text.upper()
+    return any(mark in upper for mark in marks)
+
+
 def is_transient(text: str) -> bool:
     """Gmail's passing conditions (an outage, throttling, a busy mailbox): waiting cures them."""
-    upper = text.upper()
-    return any(mark in upper for mark in _TRANSIENT)
+    return _says(text, _TRANSIENT)
 
 
 def is_credential_failure(text: str) -> bool:
-    upper = text.upper()
-    return any(mark in upper for mark in _CREDENTIALS)
+    return _says(text, _CREDENTIALS)
 
 
 def is_web_login(text: str) -> bool:
-    upper = text.upper()
-    return any(mark in upper for mark in _WEB_LOGIN)
+    return _says(text, _WEB_LOGIN)
 
 
 def is_imap_off(text: str) -> bool:
-    upper = text.upper()
-    return any(mark in upper for mark in _IMAP_OFF)
+    return _says(text, _IMAP_OFF)
 
 
 def is_overquota(text: str) -> bool:

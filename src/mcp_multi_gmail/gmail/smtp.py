@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .. import deadline
+from ..config import SignIn
 from ..errors import MailError
 from .endpoint import SMTPS, SUBMISSION, Endpoint
 from .refusals import smtp_login_refused
+from .xoauth2 import smtp_authenticate
 
 if TYPE_CHECKING:
     import aiosmtplib  # imported at the first SMTP use, not at start-up
@@ -60,14 +62,14 @@ def _reason(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
-async def login_probe(endpoint: Endpoint, gmail_port: int, address: str, password: str) -> None:
+async def login_probe(endpoint: Endpoint, gmail_port: int, address: str, password: str | SignIn) -> None:
     """Connect and authenticate on one port; send nothing. Raises the aiosmtplib error."""
     import aiosmtplib
 
     client = _client(endpoint, gmail_port)
     await client.connect(timeout=deadline.remaining(CONNECT_TIMEOUT_S))
     try:
-        await client.login(address, password)
+        await smtp_authenticate(client, address, password, endpoint.tls_context())
     except asyncio.CancelledError:
         client.close()  # the call's deadline: no polite QUIT, just drop the line
         raise
@@ -80,7 +82,7 @@ async def login_probe(endpoint: Endpoint, gmail_port: int, address: str, passwor
 
 
 async def choose_port(
-    account: str, address: str, password: str, endpoint: Endpoint, candidates: tuple[int, ...]
+    account: str, address: str, password: str | SignIn, endpoint: Endpoint, candidates: tuple[int, ...]
 ) -> int:
     """The first candidate port that accepts our login; a refused password fails at once."""
     import aiosmtplib
@@ -207,7 +209,7 @@ async def submit(
     endpoint: Endpoint,
     gmail_port: int,
     address: str,
-    password: str,
+    password: str | SignIn,
     envelope_from: str,
     recipients: list[str],
     data: bytes,
@@ -234,7 +236,7 @@ async def submit(
     try:
         await client.connect(timeout=deadline.remaining(CONNECT_TIMEOUT_S))
         stage = "login"
-        await client.login(address, password)
+        await smtp_authenticate(client, address, password, endpoint.tls_context())
         stage = "mail"
         await client.mail(envelope_from)
         stage = "rcpt"

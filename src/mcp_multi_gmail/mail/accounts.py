@@ -25,6 +25,9 @@ class AliasInfo(BaseModel):
 class AccountInfo(BaseModel):
     account: str = Field(description="Short name used as `account` in every tool")
     address: str
+    auth: Literal["app_password", "oauth"] = Field(
+        description='How it signs in: an app password, or "oauth" (the user signed in with Google once)'
+    )
     shared: bool
     work_scope: Literal["everything", "inbox"]
     unread_only: bool
@@ -92,6 +95,7 @@ def describe(account: Account) -> AccountInfo:
     return AccountInfo(
         account=account.name,
         address=account.address,
+        auth=account.auth,
         shared=account.shared,
         work_scope=account.work_scope,
         unread_only=account.unread_only,
@@ -123,7 +127,7 @@ async def _verify_imap(runtime: Runtime, account: Account) -> AccountFailure | N
         await imap.run_on_worker(
             account.name,
             account.address,
-            account.password,
+            account.login,
             runtime.endpoint,
             lambda _session: None,
             connections=runtime.worker_threads(),
@@ -139,7 +143,7 @@ async def _verify_smtp(runtime: Runtime, account: Account) -> SmtpPort | Account
         port = await smtp.choose_port(
             account.name,
             account.address,
-            account.password,
+            account.login,
             runtime.endpoint,
             smtp.probe_order(account.smtp_port, None),
         )

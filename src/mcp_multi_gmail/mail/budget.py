@@ -2,7 +2,7 @@
 
 Claude Code hands the model a tool's `structuredContent` as compact JSON and, above about
 25 000 tokens (characters / 4) or 50 000 characters, a "saved to a file" notice instead of the
-result (README.en.md, "Result budget"). So every result is kept at or under
+result (docs/en/tools.md, "Result budget"). So every result is kept at or under
 RESULT_BUDGET characters of compact JSON, measured here, never estimated per field: pages stop
 adding threads or messages when the next one would not fit, body windows end where the budget
 does, and a last-resort `shrink` cuts whatever a pathological mailbox still makes too large.

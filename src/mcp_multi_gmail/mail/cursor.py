@@ -13,9 +13,10 @@ import base64
 import binascii
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from ..errors import invalid_input
 
@@ -78,3 +79,47 @@ def decode(token: str | None, print_: str) -> Key | None:
     if not valid or stamp != print_:
         raise _refused(token)
     return Key(micros, int(thread), account)
+
+
+# ---------------------------------------------------------------- one page across mailboxes
+
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class MailboxPage(Protocol[T_co]):
+    """One mailbox's page of threads, newest first, with their keys and whether more follow it."""
+
+    @property
+    def threads(self) -> Sequence[T_co]: ...
+
+    @property
+    def keys(self) -> Sequence[Key]: ...
+
+    @property
+    def more(self) -> bool: ...
+
+
+@dataclass
+class Page(Generic[T]):
+    """The threads of every mailbox's page together, newest first, as many as the call asked for."""
+
+    keyed: list[tuple[Key, T]]
+    more: bool  # threads follow after these, in some mailbox
+
+    def threads(self, count: int) -> list[T]:
+        return [thread for _key, thread in self.keyed[:count]]
+
+    def token(self, stamp: str, count: int) -> str | None:
+        """The token of the page after the first `count` threads (the result budget may end a page early)."""
+        cut = count < len(self.keyed)
+        return encode(stamp, self.keyed[count - 1][0]) if (self.more or cut) and count else None
+
+
+def newest_first(pages: Sequence[MailboxPage[T]], limit: int) -> Page[T]:
+    merged = sorted(
+        ((key, thread) for page in pages for key, thread in zip(page.keys, page.threads, strict=True)),
+        key=lambda pair: pair[0],
+        reverse=True,
+    )
+    return Page(merged[:limit], len(merged) > limit or any(page.more for page in pages))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -28,12 +28,22 @@ from .window import WindowState, scan_window
 MAX_IDS = 500
 # The outcomes a result counts as succeeded (and fit_outcomes keeps last, as the ones needing no attention).
 _SUCCEEDED = ("changed", "already")
+Outcome = Literal["changed", "already", "not_found", "failed"]
+
+
+def _omitted(outcomes: str, listed: str, counted: str, others: str) -> Any:
+    """A `<listed>_omitted` count: the successes fit_outcomes left out to keep the result within the budget."""
+    return Field(
+        default=0,
+        description=f"{outcomes} left out of `{listed}` to keep the result within its {budget.BUDGET_WORDS}: only "
+        f"changed/already ones{counted}; every {others} is listed, first",
+    )
 
 
 class LabelOutcome(BaseModel):
     message_id: str | None
     uid: int | None
-    outcome: Literal["changed", "already", "not_found", "failed"]
+    outcome: Outcome
     detail: str | None
 
 
@@ -46,16 +56,12 @@ class LabelChange(BaseModel):
     failed: int
     messages: list[LabelOutcome]
     window: WindowState | None = Field(default=None, description="With since: the window as a new pass sees it")
-    messages_omitted: int = Field(
-        default=0,
-        description=f"Outcomes left out of `messages` to keep the result within its {budget.BUDGET_WORDS}: only "
-        "changed/already ones (counted in succeeded); every other outcome is listed, first",
-    )
+    messages_omitted: int = _omitted("Outcomes", "messages", " (counted in succeeded)", "other outcome")
 
 
 class ThreadOutcome(BaseModel):
     thread_id: str
-    outcome: Literal["changed", "already", "not_found", "failed"]
+    outcome: Outcome
     detail: str | None
     classification_before: list[str]
     classification_after: list[str]
@@ -73,11 +79,7 @@ class ThreadLabelChange(LabelChange):
         description="One outcome per thread asked for (see threads_omitted). With thread_ids, `messages` lists "
         "only failed messages"
     )
-    threads_omitted: int = Field(
-        default=0,
-        description=f"Thread outcomes left out of `threads` to keep the result within its {budget.BUDGET_WORDS}: "
-        "only changed/already ones; every not_found/failed thread is listed, first",
-    )
+    threads_omitted: int = _omitted("Thread outcomes", "threads", "", "not_found/failed thread")
 
 
 class FlagsResult(BaseModel):
@@ -197,20 +199,24 @@ def _label_messages(
     applied = apply_label(session, before, chosen, label, add=add) if chosen else _Applied({}, {})
     steps.step(f'label "{label}" {"set on" if add else "taken off"} {len(chosen)} messages and read back')
     messages = missing + [applied.outcomes[uid] for uid in chosen]
-    ok = sum(1 for m in messages if m.outcome in _SUCCEEDED)
-    change = LabelChange(
-        account=account.name,
-        label=label,
-        action="added" if add else "removed",
-        label_created=created,
-        succeeded=ok,
-        failed=len(messages) - ok,
-        messages=messages,
-    )
+    change = LabelChange(**_counts(account, label, add, created, messages), messages=messages)
     if since is not None:
         change.window = scan_window(session, account, since).state()
         steps.step("pass window read")
     return fit_outcomes(change)
+
+
+def _counts(account: Account, label: str, add: bool, created: bool, messages: list[LabelOutcome]) -> dict[str, Any]:
+    """What every label change reports first: the change, and on how many messages it succeeded."""
+    ok = sum(1 for m in messages if m.outcome in _SUCCEEDED)
+    return {
+        "account": account.name,
+        "label": label,
+        "action": "added" if add else "removed",
+        "label_created": created,
+        "succeeded": ok,
+        "failed": len(messages) - ok,
+    }
 
 
 Change = TypeVar("Change", bound=LabelChange)
@@ -343,16 +349,10 @@ def _label_threads(
                 failed_messages=failed,
             )
         )
-    ok = sum(1 for m in messages if m.outcome in _SUCCEEDED)
     first = outcomes[0]
     change = fit_outcomes(
         ThreadLabelChange(
-            account=account.name,
-            label=label,
-            action="added" if add else "removed",
-            label_created=created,
-            succeeded=ok,
-            failed=len(messages) - ok,
+            **_counts(account, label, add, created, messages),
             messages=messages if single else [m for m in messages if m.outcome == "failed"],
             thread_id=first.thread_id if single else None,
             classification_before=first.classification_before if single else [],

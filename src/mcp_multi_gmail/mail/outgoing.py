@@ -18,6 +18,7 @@ from .. import policy
 from ..config import Account, Config, Signature
 from ..errors import invalid_input, not_found
 from ..gmail.imap import ALL_MAIL, ImapSession
+from ..gmail.parse.filenames import type_for
 from ..request import Prepared, Request
 from . import inputs
 from .read import find_message
@@ -100,7 +101,7 @@ def prepare(config: Config, account: Account, request: Request, *, sending: bool
     files = []
     for item in allowed:
         content = _read_attachment(item.path)
-        mime = mimetypes.guess_type(item.filename)[0] or "application/octet-stream"
+        mime = type_for(item.filename) or mimetypes.guess_type(item.filename)[0] or "application/octet-stream"
         files.append((item.filename, content, mime))
     return Prepared(request, sender, signature, files, in_reply_to)
 

@@ -1,4 +1,4 @@
-"""mg_next_pass: the threads with unprocessed work since a boundary (README.en.md, "Pass modes").
+"""mg_next_pass: the threads with unprocessed work since a boundary (docs/en/configuration.md, "Pass modes").
 
 One search, one FETCH for every match, then for the page's threads one OR-tree SEARCH and one
 FETCH: the command count does not grow with the number of threads.
@@ -17,7 +17,7 @@ from ..domain import Address
 from ..gmail.imap import Fetched, ImapSession
 from ..runtime import Runtime
 from . import budget, inputs
-from .cursor import Key, decode, encode, fingerprint, key_of
+from .cursor import Key, decode, fingerprint, key_of, newest_first
 from .preview import previews
 from .session import SearchFailure, each_mailbox
 from .summary import iso
@@ -242,13 +242,7 @@ def _result(
     stamp: str,
     searched: list[str],
 ) -> PassResult:
-    merged = sorted(
-        ((k, t) for one in done for k, t in zip(one.keys, one.threads, strict=True)),
-        key=lambda pair: pair[0],
-        reverse=True,
-    )
-    page = merged[:limit]
-    more = len(merged) > limit or any(one.more for one in done)
+    page = newest_first(done, limit)
     total = sum(one.total for one in done)
     windows = [one.window for one in done]
     # The earliest moment: moving the boundary past a slower mailbox's search would skip its mail.
@@ -256,13 +250,12 @@ def _result(
     oldest = min((w.oldest_unprocessed for w in windows if w.oldest_unprocessed), default=None)
 
     def result_for(count: int) -> PassResult:
-        cut = count < len(page)
         return PassResult(
             searched_at=iso(searched_at) or "",
             since=iso(since) or "",
-            threads=[t for _k, t in page[:count]],
+            threads=page.threads(count),
             total_threads=total,
-            next_page_token=encode(stamp, page[count - 1][0]) if (more or cut) and count else None,
+            next_page_token=page.token(stamp, count),
             stale_threads=sum(w.stale_threads for w in windows),
             drafts_in_window=sum(w.drafts for w in windows),
             scheduled_in_window=sum(w.scheduled for w in windows),
@@ -271,8 +264,8 @@ def _result(
             window_clear=not failures and total == 0,
             searched=searched,
             failures=failures,
-            page_budget_exhausted=cut,
+            page_budget_exhausted=count < len(page.keyed),
         )
 
     # The page ends where the result budget does; the token continues after its last thread.
-    return budget.fit_page(result_for, len(page))
+    return budget.fit_page(result_for, len(page.keyed))

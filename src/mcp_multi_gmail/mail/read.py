@@ -127,10 +127,10 @@ def _read_thread(
     session: ImapSession,
     account: Account,
     thread: int,
-    bodies: str = "none",
-    max_body_length: int = 0,
-    after: Key | None = None,
-    stamp: str = "",
+    bodies: str,
+    max_body_length: int,
+    after: Key | None,
+    stamp: str,
 ) -> ThreadResult:
     now = _now()
     session.open(ALL_MAIL)
@@ -277,10 +277,10 @@ def _body_within(message: Windowed, others: int = 0) -> tuple[Windowed, bool]:
 def find_message(session: ImapSession, account: Account, bare: str) -> tuple[int, int]:
     """(newest UID, number of copies) of a Message-ID in the open folder.
 
-    X-GM-RAW first (one command when it knows the message); Gmail's search index lags behind new
-    mail, so a miss is asked once more by the header itself before the answer is "not found".
+    The search is `ImapSession.search_message_id`: X-GM-RAW, then the header itself (the index
+    lags behind new mail), then the header's words for an id written with spaces or comments.
     """
-    uids = session.search_raw(f'rfc822msgid:"{bare}"') or session.search_header_ids([bare])
+    uids = session.search_message_id(bare)
     if not uids:
         raise not_found(
             f'No message with Message-ID <{bare}> in mailbox "{account.name}". Message-IDs belong to the '

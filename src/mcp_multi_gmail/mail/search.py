@@ -18,7 +18,7 @@ from ..errors import MailError
 from ..gmail.imap import ALL_MAIL, Fetched, ImapSession
 from ..runtime import Runtime
 from . import budget, inputs
-from .cursor import Key, decode, encode, fingerprint, key_of
+from .cursor import Key, decode, fingerprint, key_of, newest_first
 from .session import SearchFailure, each_mailbox
 from .summary import INBOX, MessageState, carries, is_processed, iso, message_state
 
@@ -165,25 +165,18 @@ async def search_threads(
 def _page_result(
     done: list[_MailboxHits], limit: int, stamp: str, searched: list[str], failures: list[SearchFailure]
 ) -> SearchResult:
-    merged = sorted(
-        ((k, t) for hits in done for k, t in zip(hits.keys, hits.threads, strict=True)),
-        key=lambda pair: pair[0],
-        reverse=True,
-    )
-    page = merged[:limit]
-    more = len(merged) > limit or any(hits.more for hits in done)
+    page = newest_first(done, limit)
 
     def result_for(count: int) -> SearchResult:
-        cut = count < len(page)
         return SearchResult(
-            threads=[t for _k, t in page[:count]],
+            threads=page.threads(count),
             total_threads=sum(hits.total for hits in done),
-            next_page_token=encode(stamp, page[count - 1][0]) if (more or cut) and count else None,
+            next_page_token=page.token(stamp, count),
             unavailable_threads=[u for hits in done for u in hits.unavailable],
             searched=searched,
             failures=failures,
-            page_budget_exhausted=cut,
+            page_budget_exhausted=count < len(page.keyed),
         )
 
     # The page ends where the result budget does; the token then continues after its last thread.
-    return budget.fit_page(result_for, len(page))
+    return budget.fit_page(result_for, len(page.keyed))

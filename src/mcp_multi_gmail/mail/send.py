@@ -201,7 +201,7 @@ async def _choose_port(runtime: Runtime, account: Account) -> int:
         return known
     try:
         port = await smtp.choose_port(
-            account.name, account.address, account.password, runtime.endpoint, smtp.probe_order(None, None)
+            account.name, account.address, account.login, runtime.endpoint, smtp.probe_order(None, None)
         )
     except MailError as error:
         if error.code == "upstream_error" and "Nothing was sent" not in error.message:
@@ -257,7 +257,7 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
             runtime.endpoint,
             port,
             account.address,
-            account.password,
+            account.login,
             prepared.sender[0],
             composed.envelope_recipients,
             composed.smtp_data,

@@ -38,7 +38,7 @@ async def in_session(runtime: Runtime, account: Account, work: Callable[[ImapSes
     return await imap.run_on_worker(
         account.name,
         account.address,
-        account.password,
+        account.login,
         runtime.endpoint,
         work,
         connections=runtime.worker_threads(),

@@ -32,7 +32,7 @@ def _find(session: ImapSession, bare: str) -> list[int]:
 
     Gmail's search index lags behind new mail, and whether X-GM-RAW finds anything inside Trash at
     all is not documented (the web search leaves Trash out unless asked)."""
-    return session.search_raw(f'rfc822msgid:"{bare}"') or session.search_header_ids([bare])
+    return session.search_message_id(bare)
 
 
 def _already_in_trash(session: ImapSession, account: Account, bare: str) -> TrashResult:

@@ -158,11 +158,13 @@ def build_server(runtime: Runtime) -> MCPServer:
     def register_tools() -> None:
         # The tool modules pull in the mail layer, the result models and the protocol libraries.
         from .tools import accounts, outgoing, read, work
+        from .tools.common import Registrar
 
-        accounts.register(server, runtime, lambda: _instructions(runtime))
-        read.register(server, runtime)
-        work.register(server, runtime)
-        outgoing.register(server, runtime)
+        tool = Registrar(server, runtime)
+        accounts.register(tool, runtime, lambda: _instructions(runtime))
+        read.register(tool, runtime)
+        work.register(tool, runtime)
+        outgoing.register(tool, runtime)
         _mark_sends(server, runtime)
 
     _register_on_first_use(server, register_tools)

@@ -112,8 +112,10 @@ def _passwords(config: Config) -> str:
     files = [*others, f"the configuration {config.path}"] if secret else others
     sentences: list[str] = []
     if files:
+        # The Google client file and the sign-in tokens file are secrets of the same kind.
+        what = "app passwords or Google sign-in secrets" if config.oauth_client is not None else "app passwords"
         sentences.append(
-            "Never open, search or print a file with app passwords (the transcript keeps what you read): "
+            f"Never open, search or print a file with {what} (the transcript keeps what you read): "
             f"{_and(files)}. mg_list_accounts shows the rest."
         )
     if not secret:

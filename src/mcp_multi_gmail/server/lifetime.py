@@ -1,7 +1,7 @@
 """The stdio server's life: it serves until its client closes stdin, then ends at once.
 
 The server exits within 2 s of the end of its stdin, whatever is in flight (docs/architecture.md,
-README.en.md "Tools"). The SDK cancels the requests in flight when stdin ends; their IMAP sessions
+docs/en/tools.md). The SDK cancels the requests in flight when stdin ends; their IMAP sessions
 run on worker threads, which a cancelled task cannot stop, and the interpreter waits for those
 threads at exit. A stalled Gmail would keep the process alive for the call's deadline and the
 LOGOUT wait. So when the client goes, every connection still in use is cut: a blocked read wakes

@@ -1,5 +1,5 @@
-"""`notifications/progress` for a tools/call that carries `_meta.progressToken` (README.en.md,
-"Tools"; docs/architecture.md): the service layer's `progress.report` calls become notifications.
+"""`notifications/progress` for a tools/call that carries `_meta.progressToken` (docs/en/tools.md;
+docs/architecture.md): the service layer's `progress.report` calls become notifications.
 
 Reports may come from worker threads; they are queued onto the event loop and sent in order by
 one task. The call's result waits until the queue has been sent, so no notification follows the

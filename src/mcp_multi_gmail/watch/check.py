@@ -24,7 +24,7 @@ def imap_check(config: Config, endpoint: Endpoint) -> Check:
         account = config.account(name)
         if account is None:  # plan_watch only lets configured names through
             raise MailError("account_unknown", f'No mailbox named "{name}".')
-        with logged_in(account.name, account.address, account.password, endpoint, folders) as session:
+        with logged_in(account.name, account.address, account.login, endpoint, folders) as session:
             return scan_window(session, account, since).work_keys()
 
     return check

@@ -146,7 +146,7 @@ class Idler:
         if account is None:
             return True
         answer_s = self.timings.answer_s
-        with logged_in(account.name, account.address, account.password, self.endpoint) as session:
+        with logged_in(account.name, account.address, account.login, self.endpoint) as session:
             if not session.can_idle():
                 return True
             session.open(ALL_MAIL)

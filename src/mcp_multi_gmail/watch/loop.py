@@ -1,4 +1,4 @@
-"""The `--wait` watcher (README.en.md, "The mail watcher"): ends — and so wakes the assistant — when new mail arrives.
+"""The `--wait` watcher (docs/en/watcher.md): ends — and so wakes the assistant — when new mail arrives.
 
 An empty check costs the assistant nothing, unlike a pass. The exit code is the message (0 new
 mail, 3 replaced or orphaned, 4 restart me, 5 the user must fix something, 6 bad start); the
@@ -58,6 +58,8 @@ UNREACHABLE_REPEAT_S = 60 * 60.0
 
 Sleep = Callable[[float, threading.Event], None]
 _POLL_S = 0.1
+# While waiting for IDLE, how often the claim is read: a newer watcher takes over within this.
+_CLAIM_CHECK_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -146,10 +148,11 @@ class Watcher:
         self.orphaned = orphaned if orphaned is not None else threading.Event()
         self._down: dict[str, _Down] = {}  # mailboxes whose checks fail, since when and how often
         self._down_told: dict[str, datetime] = {}  # when each last got an "unreachable" line
+        self._token = ""  # our claim in wait.owner, written when run() starts
 
     def run(self) -> Outcome:  # noqa: C901 - the loop keeps every exit (its exit codes) side by side
         started = self.clock()
-        token = new_token(os.getpid(), int(time.time() * 1000))
+        token = self._token = new_token(os.getpid(), int(time.time() * 1000))
         try:
             write_claim(self.owner_path, token)
         except OSError as error:
@@ -176,6 +179,8 @@ class Watcher:
                 new, problems = result
                 if owns_claim(self.owner_path, token):
                     self._save(known)
+                elif self.follow:  # the newer watcher reports this round's mail, not both of us
+                    return Outcome(EXIT_REPLACED, LINE_REPLACED)
                 outcome = self._follow(new, problems) if self.follow else _ended(new, problems)
                 if outcome is not None:
                     return outcome
@@ -238,11 +243,16 @@ class Watcher:
             self.sleep(self.interval_s, self.abort)
             return
         end = time.monotonic() + self.interval_s
+        claim_check = time.monotonic() + _CLAIM_CHECK_S
         while not self.abort.is_set() and not self.wake.is_set():
-            left = end - time.monotonic()
-            if left <= 0:
+            now = time.monotonic()
+            if now >= end:
                 return
-            self.wake.wait(min(left, _POLL_S))
+            if now >= claim_check:
+                if not owns_claim(self.owner_path, self._token):
+                    return  # the loop reports the takeover
+                claim_check = now + _CLAIM_CHECK_S
+            self.wake.wait(min(end - now, _POLL_S))
 
     def _round(self, known: dict[str, set[str]]) -> tuple[list[str], list[str]] | None:
         """Check every watched mailbox in turn; None when stopped meanwhile."""
@@ -306,6 +316,9 @@ class Watcher:
     def _failure(self, name: str, error: MailError) -> str | None:
         """The problem to report for a failed check, or None when it is only worth a log line."""
         detail = one_line(error.message).rstrip(".")
+        if error.kind == "signed_out":
+            # Google's invalid_grant is final (a revoked or expired sign-in): no second round helps.
+            return f"schránka {name} se nepřihlásí, {_login_cause(error)} ({detail})"
         if error.code == "auth_failed" or error.kind == "web_login":
             self._auth_failures[name] += 1
             # One refusal can be Gmail's hiccup; the second in a row needs the user (a revoked or
@@ -357,6 +370,11 @@ def _login_cause(error: MailError) -> str:
         return "Gmail chce přihlášení v prohlížeči"
     if error.kind == "imap_disabled":
         return "Gmail má pro ni vypnutý IMAP"
+    if error.kind == "signed_out":
+        return (
+            "přihlášení přes Google skončilo (zrušené, změněné heslo účtu, nebo 7denní lhůta projektu "
+            "v režimu Testing) a je třeba ho zopakovat"
+        )
     return "heslo aplikace je nejspíš zrušené nebo změněné"
 
 

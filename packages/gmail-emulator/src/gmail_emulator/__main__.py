@@ -79,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CMD=SECONDS",
         help='delay before replying to an IMAP command, e.g. FETCH=0.04 or "*=0.01" (repeatable)',
     )
+    parser.add_argument(
+        "--oauth-client",
+        type=Path,
+        metavar="FILE",
+        help="also serve Google's sign-in endpoints (HTTPS, same CA) and write a Desktop app client JSON here",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return parser
 
@@ -129,6 +135,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             for command, seconds in latency.items():
                 emulator.set_latency(command, seconds)
+            if args.oauth_client is not None:
+                from .oauth_http import GoogleOAuth
+
+                google = stack.enter_context(GoogleOAuth(emulator))
+                google.client_file(args.oauth_client)
+                log.info("Google sign-in endpoints on %s; client file %s", google.base_url, args.oauth_client)
             _write_state(state_path, dict(emulator.env()))
             log.info(
                 "listening on %s: IMAP %d, SMTP %d (implicit TLS) and %d (STARTTLS); CA %s; state %s",

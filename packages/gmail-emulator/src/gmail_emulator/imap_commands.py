@@ -15,6 +15,7 @@ from .imap_codec import imap_quoted
 from .imap_parser import Command, ParseError, Token
 from .imap_replies import CAPS_AFTER_AUTH, CAPS_BEFORE_AUTH, REFUSALS
 from .imap_server import CommandFailed, Handler, ImapSession, Spec
+from .oauth import XOAUTH2_CHALLENGE, parse_xoauth2
 from .store import FLAG_SEEN, Account, Folder
 
 __all__ = ["COMMANDS", "astring_text", "mailbox_arg"]
@@ -88,10 +89,17 @@ async def cmd_id(session: ImapSession, cmd: Command) -> str:
 # --------------------------------------------------------------------------- authentication
 
 
-def _authenticate(session: ImapSession, user: str, password: str) -> str:
+def _authenticate(session: ImapSession, user: str, password: str, mechanism: str = "LOGIN") -> str:
     account = session.store.account(user.strip())
-    if account is None or not _password_ok(account.password, password):
+    ok = account is not None and _password_ok(account.password, password)
+    if session.store.google is not None:
+        session.store.google.note_password_login("imap", mechanism, user, ok)
+    if account is None or not ok:
         return _INVALID
+    return _logged_in(session, account)
+
+
+def _logged_in(session: ImapSession, account: Account) -> str:
     if not session.server.login_allowed(account):
         return _TOO_MANY
     session.logged_in(account)
@@ -109,22 +117,43 @@ async def cmd_login(session: ImapSession, cmd: Command) -> str:
     return _authenticate(session, astring_text(args[0]), astring_text(args[1]))
 
 
+async def _client_response(session: ImapSession, challenge: str) -> bytes:
+    """The client's line after a `+ challenge` continuation (never logged: it carries a secret)."""
+    await session.continuation(challenge)
+    line = await session.readline()
+    if not line:
+        raise ConnectionError("client went away during AUTHENTICATE")
+    session.observer.record_wire(session.id, "imap", "c", b"***\r\n")
+    return line.strip()
+
+
+async def _xoauth2(session: ImapSession, payload: bytes) -> str:
+    """XOAUTH2 as Google documents it: on a refused token, a base64 JSON challenge, whatever the
+    client answers to it, then NO [AUTHENTICATIONFAILED]."""
+    parsed = parse_xoauth2(payload)
+    google = session.store.google
+    account = session.store.account(parsed[0].strip()) if parsed is not None else None
+    if parsed is not None and google is not None and account is not None and google.accepts("imap", *parsed):
+        return _logged_in(session, account)
+    if parsed is not None and google is not None and account is None:
+        google.accepts("imap", *parsed)  # counted as the failed attempt it is
+    await _client_response(session, XOAUTH2_CHALLENGE)
+    return _INVALID
+
+
 async def cmd_authenticate(session: ImapSession, cmd: Command) -> str:
     args = _args(cmd, 1, 2)
     mechanism = astring_text(args[0]).upper()
-    if mechanism != "PLAIN":
+    if mechanism not in ("PLAIN", "XOAUTH2"):
         return "NO [AUTHENTICATIONFAILED] Invalid credentials (Failure)"
     if len(args) == 2:
         payload = astring_text(args[1]).encode()
     else:
-        await session.continuation("")
-        line = await session.readline()
-        if not line:
-            raise ConnectionError("client went away during AUTHENTICATE")
-        session.observer.record_wire(session.id, "imap", "c", b"***\r\n")
-        payload = line.strip()
+        payload = await _client_response(session, "")
         if payload == b"*":
             return "BAD Authentication cancelled (Failure)"
+    if mechanism == "XOAUTH2":
+        return await _xoauth2(session, payload)
     try:
         decoded = base64.b64decode(payload, validate=True)
     except (binascii.Error, ValueError):
@@ -132,7 +161,9 @@ async def cmd_authenticate(session: ImapSession, cmd: Command) -> str:
     parts = decoded.split(b"\0")
     if len(parts) != 3:
         return _INVALID
-    return _authenticate(session, parts[1].decode("utf-8", "replace"), parts[2].decode("utf-8", "replace"))
+    return _authenticate(
+        session, parts[1].decode("utf-8", "replace"), parts[2].decode("utf-8", "replace"), mechanism="PLAIN"
+    )
 
 
 async def cmd_enable(session: ImapSession, cmd: Command) -> str:

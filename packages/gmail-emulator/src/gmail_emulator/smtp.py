@@ -14,6 +14,7 @@ mutation happens on the loop that owns the store and nothing needs marshalling.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import itertools
 import logging
@@ -28,6 +29,7 @@ from typing import Any
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session, TLSSetupException
 
 from .knobs import Knobs
+from .oauth import XOAUTH2_CHALLENGE, parse_xoauth2
 from .observe import REDACTED, Observer, redact_smtp_line
 from .smtp_delivery import OutboxEntry, deliver, file_sent, prepare
 from .smtp_faults import Armed, PortKind, SmtpFault, bad_credentials, fault_reply
@@ -423,11 +425,39 @@ class GmailSMTP(SMTP):
                 return AuthResult(success=False, handled=True)
             return AuthResult(success=False, handled=False, message=reply)
         address = self.front.check_password(login, password)
+        google = self.front.store.google
+        if google is not None:
+            google.note_password_login("smtp", "PLAIN/LOGIN", login, address is not None)
         if address is None:
             return refused
         self.account = address
         self.front.note_login(self.session_id, address)
         return AuthResult(success=True, message="235 2.7.0 Accepted", auth_data=auth_data)
+
+    async def auth_XOAUTH2(self, _: SMTP, args: list[str]) -> AuthResult:
+        """AUTH XOAUTH2 (Google's XOAUTH2 page): a refused token gets `334 <base64 JSON>`, the client's
+        (empty) answer, then Gmail's 535-5.7.8."""
+        tx = self.front.transaction_id()
+        if len(args) == 2:
+            payload = args[1].encode("ascii", "replace")
+        else:
+            answer = await self.challenge_auth("", encode_to_b64=False)
+            if not isinstance(answer, bytes):
+                return AuthResult(success=False, handled=True)  # aborted: aiosmtpd has answered 501
+            payload = base64.b64encode(answer)
+        parsed = parse_xoauth2(payload)
+        google = self.front.store.google
+        address = None
+        if parsed is not None and google is not None and google.accepts("smtp", *parsed):
+            account = self.front.store.account(parsed[0].strip())
+            address = account.address if account is not None else None
+        if address is None:
+            await self.push(f"334 {XOAUTH2_CHALLENGE}")
+            await self._reader.readline()  # whatever the client says, the answer is the same
+            return AuthResult(success=False, handled=False, message=bad_credentials(tx))
+        self.account = address
+        self.front.note_login(self.session_id, address)
+        return AuthResult(success=True, message="235 2.7.0 Accepted", auth_data=LoginPassword(address.encode(), b""))
 
     async def act(self, fault: SmtpFault, stage: str) -> str:
         """Like `fault`, and a "hold" waits here, without a reply, until the client has gone."""

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from .knobs import Knobs
 from .mime import ParsedMessage
+from .oauth import GoogleSignIn
 
 Location = Literal["normal", "spam", "trash"]
 
@@ -477,6 +478,8 @@ class Store:
         self.knobs = knobs or Knobs()
         self.clock = clock
         self.accounts: dict[str, Account] = {}
+        # Sign-in with OAuth (XOAUTH2), when a test or the demo started its endpoints (oauth_http).
+        self.google: GoogleSignIn | None = None
         self.rng = random.Random(1234)
         self._counter = 0
         self._arrival = 0

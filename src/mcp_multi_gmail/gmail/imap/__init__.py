@@ -12,7 +12,7 @@ imapclient itself is imported at the first connection, not here: the server answ
 
 from .answers import AUTH_HEADER, Fetched
 from .batches import IDS_PER_SEARCH, UIDS_PER_COMMAND, id_batches, uid_batches
-from .login import logged_in
+from .login import check_access_token, logged_in
 from .session import ALL_MAIL, DRAFTS, SENT, TRASH, ImapSession
 from .worker import finish_logouts, run_on_worker
 
@@ -26,6 +26,7 @@ __all__ = [
     "UIDS_PER_COMMAND",
     "Fetched",
     "ImapSession",
+    "check_access_token",
     "finish_logouts",
     "id_batches",
     "logged_in",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -55,28 +57,30 @@ def _aware(value: object) -> datetime | None:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
-    """One message's FETCH answer (imapclient's dict of items) as a Fetched."""
+@cache
+def _readers() -> dict[bytes, tuple[str, Callable[[Any], object]]]:
+    """FETCH item -> the Fetched field it fills and how its value is read (built at the first answer)."""
     from ..parse.bodystructure import parts
     from ..parse.envelope import envelope_info
 
+    return {
+        b"X-GM-THRID": ("thread_id", int),
+        b"X-GM-MSGID": ("gmail_msgid", int),
+        b"INTERNALDATE": ("internaldate", _aware),
+        b"X-GM-LABELS": ("labels", lambda raw: tuple(_label(x) for x in raw or ())),
+        b"FLAGS": ("flags", lambda raw: tuple(text(x) for x in raw or ())),
+        b"RFC822.SIZE": ("size", int),
+        b"ENVELOPE": ("envelope", envelope_info),
+        b"BODYSTRUCTURE": ("parts", parts),
+    }
+
+
+def fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
+    """One message's FETCH answer (imapclient's dict of items) as a Fetched."""
     item = Fetched(uid=uid)
-    if b"X-GM-THRID" in data:
-        item.thread_id = int(data[b"X-GM-THRID"])
-    if b"X-GM-MSGID" in data:
-        item.gmail_msgid = int(data[b"X-GM-MSGID"])
-    if b"INTERNALDATE" in data:
-        item.internaldate = _aware(data[b"INTERNALDATE"])
-    if b"X-GM-LABELS" in data:
-        item.labels = tuple(_label(x) for x in data[b"X-GM-LABELS"] or ())
-    if b"FLAGS" in data:
-        item.flags = tuple(text(x) for x in data[b"FLAGS"] or ())
-    if b"RFC822.SIZE" in data:
-        item.size = int(data[b"RFC822.SIZE"])
-    if b"ENVELOPE" in data:
-        item.envelope = envelope_info(data[b"ENVELOPE"])
-    if b"BODYSTRUCTURE" in data:
-        item.parts = parts(data[b"BODYSTRUCTURE"])
+    for key, (name, read) in _readers().items():
+        if key in data:
+            setattr(item, name, read(data[key]))
     auth = data.get(_AUTH_KEY)
     if auth is None:  # a server may echo the field list in its own spelling
         auth = next((v for k, v in data.items() if bytes(k).upper().startswith(b"BODY[HEADER.FIELDS")), None)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import MailError
-from ..refusals import is_imap_off, is_overquota
+from ..refusals import bye_refused, is_imap_off, is_overquota
 from .answers import text
 
 
@@ -41,6 +41,13 @@ def network_error(account: str, error: BaseException, *, changed: bool = False) 
         f'Mailbox "{account}": the connection to Gmail failed ({reason}). Try again in a moment.',
         retryable=True,
     )
+
+
+def connection_broke(account: str, error: Exception, *, changed: bool = False) -> MailError:
+    """The error for a connection that ended under a command: Gmail's BYE may say why (the daily
+    transfer limit, IMAP switched off); otherwise it is the network, worth a retry."""
+    said = bye_refused(account, gmail_reason(error), changed=changed)
+    return said or network_error(account, error, changed=changed)
 
 
 class TooManyConnections(MailError):

@@ -1,4 +1,4 @@
-"""Connecting and logging in: implicit TLS, LOGIN, and the LOGOUT that always follows.
+"""Connecting and logging in: implicit TLS, LOGIN or XOAUTH2, and the LOGOUT that always follows.
 
 `logged_in` is the whole lifetime of one session: connect, log in, hand the session over,
 translate whatever broke into the caller's error, log out (or drop the socket).
@@ -15,13 +15,15 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ... import deadline
+from ...config import SignIn
 from ...errors import MailError
 from ..connections import OPEN
 from ..endpoint import Endpoint
-from ..refusals import THROTTLED, bye_refused, command_refused, login_refused
+from ..refusals import THROTTLED, command_refused, login_refused
 from ..special_folders import SpecialFolders
+from ..xoauth2 import imap_login
 from .answers import text
-from .failures import TooManyConnections, gmail_reason, network_error, too_many_connections
+from .failures import TooManyConnections, connection_broke, gmail_reason, network_error, too_many_connections
 from .session import ImapSession
 
 if TYPE_CHECKING:
@@ -121,28 +123,65 @@ def connect(endpoint: Endpoint, *, early_capability: bool = False) -> IMAPClient
     return client
 
 
-def log_in(client: IMAPClient, account: str, address: str, password: str) -> None:
-    """LOGIN; a refusal raises the caller's error (TooManyConnections when one more try may help)."""
-    refused = login_refusal(client, account, address, password)
+def log_in(client: IMAPClient, account: str, address: str, password: str | SignIn, tls: ssl.SSLContext) -> None:
+    """LOGIN (or XOAUTH2 for a signed-in mailbox); a refusal raises the caller's error
+    (TooManyConnections when one more try may help)."""
+    refused = login_refusal(client, account, address, password, tls)
     if refused is not None:
         raise refused
 
 
-def login_refusal(client: IMAPClient, account: str, address: str, password: str) -> MailError | None:
-    """LOGIN; None once logged in, else the caller's error for Gmail's refusal. A connection that
-    drops during LOGIN raises (as Gmail's BYE said, or as a retryable network error)."""
+def login_refusal(
+    client: IMAPClient, account: str, address: str, password: str | SignIn, tls: ssl.SSLContext
+) -> MailError | None:
+    """LOGIN, or XOAUTH2 with the sign-in's access token (gmail/xoauth2.py: one refresh and one more
+    try when Gmail refuses a token in date); None once logged in, else the caller's error for Gmail's
+    refusal. A connection that drops during LOGIN raises (as Gmail's BYE said, or as a retryable
+    network error)."""
+    if not isinstance(password, SignIn):
+        return _attempt(client, account, address, password, xoauth2=False)
+
+    def attempt(token: str) -> None:
+        refused = _attempt(client, account, address, token, xoauth2=True)
+        if refused is not None:
+            raise refused
+
+    try:
+        imap_login(password, tls, attempt)
+    except MailError as refused:
+        return refused
+    return None
+
+
+def check_access_token(account: str, address: str, token: str, endpoint: Endpoint) -> None:
+    """One XOAUTH2 login with `token` (the sign-in checks whose account it is); raises MailError."""
+    from imapclient.exceptions import IMAPClientError
+
+    try:
+        client = connect(endpoint)
+    except (OSError, ssl.SSLError, IMAPClientError) as error:
+        raise network_error(account, error) from None
+    try:
+        refused = _attempt(client, account, address, token, xoauth2=True)
+    finally:
+        log_out(client)
+    if refused is not None:
+        raise refused
+
+
+def _attempt(client: IMAPClient, account: str, address: str, secret: str, *, xoauth2: bool) -> MailError | None:
     from imapclient.exceptions import IMAPClientAbortError, LoginError
 
     try:
-        client.login(address, password)
+        if xoauth2:
+            client.oauth2_login(address, secret)
+        else:
+            client.login(address, secret)
     except LoginError as error:
         # imapclient wraps a connection dropped during LOGIN in LoginError too: that is the
         # network, not a refused password, and must stay retryable (unless Gmail's BYE said why).
         if isinstance(error.__context__, IMAPClientAbortError | OSError):
-            said = bye_refused(account, gmail_reason(error.__context__))
-            if said is not None:
-                raise said from None
-            raise network_error(account, error.__context__) from None
+            raise connection_broke(account, error.__context__) from None
         refused = login_refused(account, gmail_reason(error), web_alert=_web_alert(client))
         if too_many_connections(gmail_reason(error)):
             return TooManyConnections(refused)
@@ -173,7 +212,7 @@ def log_out(client: IMAPClient) -> None:
 
 @contextmanager
 def logged_in(
-    account: str, address: str, password: str, endpoint: Endpoint, folders: SpecialFolders | None = None
+    account: str, address: str, password: str | SignIn, endpoint: Endpoint, folders: SpecialFolders | None = None
 ) -> Iterator[ImapSession]:
     """Connect and log in; always log out (or drop the socket) afterwards. `folders`: where the
     mailbox's special folders are remembered across sessions (None: looked up in each session)."""
@@ -182,7 +221,7 @@ def logged_in(
 
 
 def _session_lifetime(
-    account: str, address: str, password: str, endpoint: Endpoint, folders: SpecialFolders | None
+    account: str, address: str, password: str | SignIn, endpoint: Endpoint, folders: SpecialFolders | None
 ) -> Iterator[ImapSession]:
     from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
 
@@ -199,7 +238,7 @@ def _session_lifetime(
             raise ConnectionAbortedError("the server is shutting down")  # its client has gone
         if progress is not None and not progress.register(sock):
             raise TimeoutError("the call's deadline passed")  # abandoned while connecting
-        log_in(client, account, address, password)
+        log_in(client, account, address, password, endpoint.tls_context())
         # Cache the capabilities Gmail sent with the login answer now: EXAMINE flushes imaplib's
         # untagged responses, and a later check would cost an extra CAPABILITY round trip.
         client.capabilities()
@@ -210,9 +249,7 @@ def _session_lifetime(
     except MailError:
         raise
     except IMAPClientAbortError as error:
-        changed = session is not None and session.changes_sent
-        said = bye_refused(account, gmail_reason(error), changed=changed)  # Gmail's BYE may say why
-        raise (said or network_error(account, error, changed=changed)) from None
+        raise connection_broke(account, error, changed=session is not None and session.changes_sent) from None
     except (TimeoutError, OSError, ssl.SSLError) as error:
         raise network_error(account, error, changed=session is not None and session.changes_sent) from None
     except IMAPClientError as error:

@@ -18,11 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 from ... import deadline
 from ...errors import MailError
+from ..parse.envelope import header_fragment, raw_searchable
 from ..refusals import is_transient
 from ..special_folders import MailboxKey, SpecialFolders
 from .answers import Fetched, fetched, text
 from .batches import header_term, id_batches, uid_batches
 from .failures import accepted, gmail_reason, raise_if_it_stops_the_call
+
+# A spaced Message-ID's longest word found in more headers than this is too common to read them all.
+SPACED_CANDIDATES = 200
 
 if TYPE_CHECKING:
     from imapclient import IMAPClient
@@ -175,6 +179,36 @@ class ImapSession:
                 found.update(self.search(["HEADER", "Message-ID", f"<{bare}>"]))  # as a UTF-8 literal
         return sorted(found)
 
+    def search_message_id(self, bare: str) -> list[int]:
+        """UIDs of one Message-ID (in the form parse.envelope.bare_id gives) in the open folder.
+
+        X-GM-RAW first (one command when it knows the message, and when its quoted phrase can hold
+        the id); Gmail's search index lags behind new mail, so a miss is asked once more by the
+        header itself, and then by the header's words for an id written with spaces or comments."""
+        return (
+            (self.search_raw(f'rfc822msgid:"{bare}"') if raw_searchable(bare) else [])
+            or self.search_header_ids([bare])
+            or self.search_spaced_ids([bare])
+        )
+
+    def search_spaced_ids(self, bare_ids: list[str]) -> list[int]:
+        """Messages whose header writes one of these ids with spaces or comments between its words
+        (RFC 5322's obsolete syntax, "<1234 @ host (x)>"), which neither X-GM-RAW nor the exact
+        header search matches: a header search for the id's longest word, and each candidate's
+        ENVELOPE id read by the one Message-ID rule (parse.envelope.bare_id) decides. A word that
+        matches more than SPACED_CANDIDATES messages is too common to be worth reading."""
+        wanted = {bare.casefold() for bare in bare_ids}
+        candidates: set[int] = set()
+        for bare in bare_ids:
+            found = self.search(["HEADER", "Message-ID", header_fragment(bare)])
+            if len(found) <= SPACED_CANDIDATES:
+                candidates.update(found)
+        return sorted(
+            uid
+            for uid, item in self.fetch(sorted(candidates), ["ENVELOPE"]).items()
+            if item.envelope is not None and (item.envelope.message_id or "").casefold() in wanted
+        )
+
     def search_gmail_msgid(self, msgid: int) -> list[int]:
         """UID SEARCH X-GM-MSGID: Gmail's own id of one message, answered without the search index."""
         return self.search(["X-GM-MSGID", msgid])
@@ -196,13 +230,17 @@ class ImapSession:
         if not bare_ids:
             return {}
         uids: set[int] = set()
-        for batch in id_batches(bare_ids):
+        # An id X-GM-RAW's quoted phrase cannot hold (a quote, a space) goes by its header only.
+        for batch in id_batches([bare for bare in bare_ids if raw_searchable(bare)]):
             terms = " ".join(f'rfc822msgid:"{bare}"' for bare in batch)
             uids.update(self.search_raw(f"{{{terms}}}" if len(batch) > 1 else terms))
         found = self._by_message_id(sorted(uids))
-        missing = [bare for bare in bare_ids if bare.casefold() not in found]
-        if missing:
-            late = [uid for uid in self.search_header_ids(missing) if uid not in uids]
+        for search in (self.search_header_ids, self.search_spaced_ids):
+            missing = [bare for bare in bare_ids if bare.casefold() not in found]
+            if not missing:
+                break
+            late = [uid for uid in search(missing) if uid not in uids]
+            uids.update(late)
             for key, items in self._by_message_id(late).items():
                 found.setdefault(key, []).extend(items)
         return found
@@ -268,20 +306,16 @@ class ImapSession:
 
     def fetch_part_slice(self, uid: int, part_id: str, start: int, length: int) -> bytes | None:
         """At most `length` encoded bytes of a body part from `start` on (BODY.PEEK[part]<start.length>)."""
-        answer = self.client.fetch([uid], [f"BODY.PEEK[{part_id}]<{start}.{length}>"])
-        data = answer.get(uid)
-        if not data:
-            return None
-        value = data.get(f"BODY[{part_id}]<{start}>".encode())
-        return bytes(value) if value is not None else None
+        return self._fetch_one(uid, f"BODY.PEEK[{part_id}]<{start}.{length}>", f"BODY[{part_id}]<{start}>")
 
     def fetch_part(self, uid: int, part_id: str) -> bytes | None:
         """The raw bytes of one body part (BODY.PEEK: reading never sets \\Seen)."""
-        answer = self.client.fetch([uid], [f"BODY.PEEK[{part_id}]"])
-        data = answer.get(uid)
-        if not data:
-            return None
-        value = data.get(f"BODY[{part_id}]".encode())
+        return self._fetch_one(uid, f"BODY.PEEK[{part_id}]", f"BODY[{part_id}]")
+
+    def _fetch_one(self, uid: int, asked: str, answered: str) -> bytes | None:
+        """One item of one message (`asked` as sent, `answered` as the server names it back)."""
+        data = self.client.fetch([uid], [asked]).get(uid)
+        value = data.get(answered.encode()) if data else None
         return bytes(value) if value is not None else None
 
     # ------------------------------------------------------------------ IDLE (RFC 2177)
@@ -402,6 +436,11 @@ class ImapSession:
         answer = self.client.append(path, data, flags=flags, msg_time=when)
         match = _APPENDUID.search(text(answer))
         return int(match.group(2)) if match else None
+
+    def expunge(self, uids: list[int]) -> None:
+        """UID EXPUNGE (RFC 4315): remove these messages of the open folder once marked \\Deleted."""
+        self.changes_sent = True
+        self.client.expunge(uids)
 
     def move(self, uids: list[int], special: str) -> bool:
         """UID MOVE to a special folder (Gmail advertises MOVE only after login); False when refused."""

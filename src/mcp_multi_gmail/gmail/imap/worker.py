@@ -15,6 +15,7 @@ from typing import TypeVar
 import anyio
 
 from ... import deadline
+from ...config import SignIn
 from ...errors import MailError
 from ..connections import Connections, Gate
 from ..endpoint import Endpoint
@@ -35,7 +36,7 @@ LOGGING_OUT: set[asyncio.Future[None]] = set()
 async def run_on_worker(
     account: str,
     address: str,
-    password: str,
+    password: str | SignIn,
     endpoint: Endpoint,
     work: Callable[[ImapSession], T],
     *,
@@ -70,7 +71,7 @@ async def _one_attempt(
     gate: Gate,
     account: str,
     address: str,
-    password: str,
+    password: str | SignIn,
     endpoint: Endpoint,
     work: Callable[[ImapSession], T],
 ) -> T:

@@ -188,8 +188,14 @@ def _children(node: object) -> list[object] | None:
     return None
 
 
+def _empty_multipart(node: object) -> bool:
+    """Gmail's node for a multipart without parts: its subtype alone, `("ALTERNATIVE")` (observed,
+    see the emulator's BEHAVIOURS.md). It holds nothing to show or save."""
+    return isinstance(node, (tuple, list)) and len(node) == 1 and isinstance(node[0], (bytes, str))
+
+
 def _walk(node: object, part_id: str, found: list[Part], depth: int) -> None:
-    if depth > _MAX_DEPTH:
+    if depth > _MAX_DEPTH or _empty_multipart(node):
         return
     children = _children(node)
     if children is None:
@@ -218,12 +224,16 @@ _RICH_TYPES = ("text/enriched", "text/richtext")
 
 def body_part(parts: Sequence[Part] | None) -> Part | None:
     """The first text/plain part that is not an attachment; failing that the first such text/html;
-    failing that the first text/enriched or text/richtext (mail from before HTML)."""
-    for mime_type in (*_BODY_TYPES, *_RICH_TYPES):
-        for part in parts or ():
-            if part.mime_type == mime_type and part.disposition != "attachment":
-                return part
-    return None
+    failing that the first text/enriched or text/richtext (mail from before HTML). A part of 0
+    octets is the body only when no candidate has content: an empty text part beside the real one
+    (a broken multipart, an empty alternative) must not hide the text."""
+    candidates = [
+        part
+        for mime_type in (*_BODY_TYPES, *_RICH_TYPES)
+        for part in parts or ()
+        if part.mime_type == mime_type and part.disposition != "attachment"
+    ]
+    return next((part for part in candidates if part.size != 0), candidates[0] if candidates else None)
 
 
 def attachment_parts(parts: Sequence[Part] | None) -> list[Part]:

@@ -26,22 +26,53 @@ def _visible(text: str) -> str:
 
 
 _ANGLE_ID = re.compile(r"<[^<>]*>")
+# A quoted string (kept whole), a comment or a run of whitespace (both dropped): RFC 5322's CFWS.
+_QUOTED_OR_CFWS = re.compile(r'"(?:[^"\\]|\\.)*"?|\((?:[^()\\]|\\.)*\)|\s+')
+
+
+def _unspaced(text: str) -> str:
+    """`text` without comments and whitespace outside quoted strings: RFC 5322's obsolete id syntax
+    allows both between the words of an id ("<1234 @ local(blah) .machine .example>"), and
+    neither is part of it (RFC 5322 section 3.6.4, 4.5.4)."""
+    return _QUOTED_OR_CFWS.sub(lambda m: m.group(0) if m.group(0)[0] == '"' else "", text)
 
 
 def bare_id(value: str | bytes | None) -> str | None:
-    """A Message-ID without surrounding whitespace and one pair of angle brackets; "" → None.
+    """The one form of a Message-ID (or Content-ID) this server shows and accepts: the first
+    `<…>` of the value without its angle brackets (a value without brackets as it is), and no
+    comments or whitespace outside quoted strings; "" → None. The same rule reads the header, ENVELOPE and a
+    caller's argument, so every id shown is accepted back and names the same message.
 
-    Not cleaned: the id is a lookup key and must stay byte-for-byte what the header says.
+    Not cleaned: the id is a lookup key and must stay what the header says, spacing aside.
     """
     if value is None:
         return None
     text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-    text = text.strip()
-    if text.startswith("<"):
-        text = text[1:]
-    if text.endswith(">"):
-        text = text[:-1]
-    return text.strip() or None
+    match = _ANGLE_ID.search(text)
+    if match:
+        text = match.group(0)[1:-1]
+    else:
+        text = text.strip()
+        text = text[1:] if text.startswith("<") else text
+        text = text[:-1] if text.endswith(">") else text
+    return _unspaced(text) or None
+
+
+_ID_WORD = re.compile(r'[^\s"\\@.<>()\[\]]+')
+
+
+def raw_searchable(bare: str) -> bool:
+    """Whether an id fits X-GM-RAW's quoted phrase `rfc822msgid:"…"`: no quote, backslash or
+    whitespace (a quoted id such as `"a b"@host` does not)."""
+    return not any(ch in '"\\' or ch.isspace() for ch in bare)
+
+
+def header_fragment(bare: str) -> str:
+    """The longest word of an id (between its dots, @, quotes and brackets) that the header holds
+    verbatim whatever spacing it had, and that needs no quoting inside a search: a header search
+    for it finds every candidate, and the candidates' ids (read by `bare_id`) tell which is meant."""
+    words = _ID_WORD.findall(bare)
+    return max(words, key=len) if words else bare
 
 
 def _first_id(value: object) -> str | None:
@@ -64,8 +95,19 @@ def _member(item: object, name: str, index: int) -> object:
     return None
 
 
+def _group_start(entries: list[Any], index: int) -> bool:
+    """Whether the host-less entry at `index` opens a group (RFC 3501: NIL host, the group's name
+    as mailbox), not a mailbox without a domain: a group's end marker (NIL mailbox and host)
+    follows before any other such entry."""
+    for item in entries[index + 1 :]:
+        if atom_text(_member(item, "host", 3)) is None:
+            return atom_text(_member(item, "mailbox", 2)) is None
+    return False
+
+
 def addresses(items: Iterable[Any] | None) -> list[Address]:
-    """Addresses of one ENVELOPE address list; group start/end markers (no host) are skipped."""
+    """Addresses of one ENVELOPE address list; group start/end markers are skipped. A mailbox
+    without a domain ("nsb (Nathaniel Borenstein)") keeps its name, and has no address."""
     if items is None or isinstance(items, (bytes, str)):
         return []
     try:
@@ -73,14 +115,19 @@ def addresses(items: Iterable[Any] | None) -> list[Address]:
     except TypeError:
         return []
     found: list[Address] = []
-    for item in entries:
+    for index, item in enumerate(entries):
         host = atom_text(_member(item, "host", 3))
-        if host is None:
-            continue  # RFC 3501 group syntax: "undisclosed-recipients:;" etc.
         mailbox = atom_text(_member(item, "mailbox", 2))
+        if host is None and (mailbox is None or _group_start(entries, index)):
+            continue  # RFC 3501 group syntax: "undisclosed-recipients:;" etc.
         name = decode_words(atom_raw(_member(item, "name", 0)))
-        domain = host.strip().lower()
-        address = _visible(f"{mailbox.strip()}@{domain}") if mailbox and domain else None
+        domain = (host or "").strip().lower()
+        local = (mailbox or "").strip()
+        address = _visible(f"{local}@{domain}") if local and domain else None
+        if address is None and not name and local:
+            name = decode_words(local)  # the mailbox is all the header names
+        if address is None and not name:
+            continue
         found.append(Address(name=name or None, address=address))
     return found
 

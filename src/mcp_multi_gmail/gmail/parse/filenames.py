@@ -66,34 +66,77 @@ def safe_filename(name: str | None, attachment_id: str) -> str:
     return _cap(text) or fallback
 
 
-# Extensions for nameless parts, by subtype; any other plain subtype is its own extension.
-_SUBTYPE_EXTENSIONS = {
-    "octet-stream": "bin",
-    "rfc822": "eml",
-    "global": "eml",
-    "basic": "au",
-    "jpeg": "jpg",
-    "plain": "txt",
-    "enriched": "txt",
-    "richtext": "rtx",
-    "xbitmap": "xbm",
-    "svg+xml": "svg",
-    "postscript": "ps",
-    "msword": "doc",
-    "quicktime": "mov",
-    "delivery-status": "txt",
-    "disposition-notification": "txt",
+# The one table of file-name extensions by MIME type: a nameless part is named from it, and a file
+# to attach gets its type from it (before the platform's own table, which differs between systems).
+# The extension is what a user's program opens: .ics for a calendar invite (RFC 5545 section 8.1).
+EXTENSIONS = {
+    "application/octet-stream": "bin",
+    "application/pdf": "pdf",
+    "application/zip": "zip",
+    "application/msword": "doc",
+    "application/postscript": "ps",
+    "application/ics": "ics",
+    "application/pgp-signature": "asc",
+    "application/pgp-encrypted": "asc",
+    "application/pkcs7-signature": "p7s",
+    "application/pkcs7-mime": "p7m",
+    "application/ms-tnef": "dat",
+    "message/rfc822": "eml",
+    "message/global": "eml",
+    "message/partial": "eml",
+    "message/delivery-status": "txt",
+    "message/disposition-notification": "txt",
+    "text/rfc822-headers": "txt",
+    "text/plain": "txt",
+    "text/enriched": "txt",
+    "text/richtext": "rtx",
+    "text/html": "html",
+    "text/calendar": "ics",
+    "text/vcard": "vcf",
+    "text/x-vcard": "vcf",
+    "text/csv": "csv",
+    "audio/basic": "au",
+    "image/jpeg": "jpg",
+    "image/pjpeg": "jpg",
+    "image/svg+xml": "svg",
+    "image/x-xbitmap": "xbm",
+    "video/quicktime": "mov",
+}
+# Extensions that name another type first in the table above (.txt is text/plain, not enriched).
+_TYPE_OF_EXTENSION = {
+    "txt": "text/plain",
+    "eml": "message/rfc822",
+    "asc": "application/pgp-signature",
+    "vcf": "text/vcard",
+    "ics": "text/calendar",
+    "jpg": "image/jpeg",
 }
 _PLAIN_SUBTYPE = re.compile(r"[a-z0-9]{1,10}")
 
 
-def generated_name(part_id: str, mime_type: str) -> str:
-    """A name for a part that has none: its part number and an extension from its subtype
-    ("part-1.2.gif"), so it can be listed and saved like any named attachment."""
-    digits = re.sub(r"[^0-9.]", "", part_id or "") or "0"
-    subtype = mime_type.rpartition("/")[2].lower()
+def extension_for(mime_type: str) -> str:
+    """The extension for a MIME type: from the table; else its subtype when that is a plain word
+    ("image/gif" → "gif", "x-" dropped); else "bin"."""
+    kind = mime_type.strip().lower()
+    if kind in EXTENSIONS:
+        return EXTENSIONS[kind]
+    main, _, subtype = kind.partition("/")
     subtype = subtype[2:] if subtype.startswith("x-") else subtype
-    extension = _SUBTYPE_EXTENSIONS.get(subtype)
-    if extension is None:
-        extension = subtype if _PLAIN_SUBTYPE.fullmatch(subtype) else "bin"
-    return f"part-{digits}.{extension}"
+    if f"{main}/{subtype}" in EXTENSIONS:
+        return EXTENSIONS[f"{main}/{subtype}"]
+    return subtype if _PLAIN_SUBTYPE.fullmatch(subtype) else "bin"
+
+
+def type_for(filename: str) -> str | None:
+    """The MIME type the table gives a file name's extension, or None when it names none."""
+    extension = filename.rpartition(".")[2].lower() if "." in filename else ""
+    if extension in _TYPE_OF_EXTENSION:
+        return _TYPE_OF_EXTENSION[extension]
+    return next((kind for kind, known in EXTENSIONS.items() if known == extension), None)
+
+
+def generated_name(part_id: str, mime_type: str) -> str:
+    """A name for a part that has none: its part number and an extension from its type
+    ("part-1.2.gif", "part-3.ics"), so it can be listed and saved like any named attachment."""
+    digits = re.sub(r"[^0-9.]", "", part_id or "") or "0"
+    return f"part-{digits}.{extension_for(mime_type)}"

@@ -1,9 +1,15 @@
-"""Content-Transfer-Encoding (base64, quoted-printable) undone, and text parts decoded."""
+"""Content-Transfer-Encoding undone (base64, quoted-printable, x-uuencode), and text parts decoded.
+
+Uuencoded files also hide inside plain text with no transfer encoding at all: a `begin 644 name`
+line, encoded lines, `end` (the form mail used before MIME). `uu_blocks` finds them so they can
+be listed and saved as the files they are.
+"""
 
 from __future__ import annotations
 
 import binascii
 import re
+from dataclasses import dataclass
 
 from ...text import clean
 from .charsets import decode_checked
@@ -35,14 +41,91 @@ def b64_noise(data: bytes) -> bytes:
     return _B64_JUNK.sub(b"", data)
 
 
+# No transformation (RFC 2045 section 6.2); "" is a part without the header.
+_IDENTITY = frozenset({"", "7bit", "8bit", "binary"})
+# Not in RFC 2045, but what real mail carries (Netscape, Eudora, Pine and others wrote all three).
+UU_ENCODINGS = frozenset({"x-uuencode", "uuencode", "x-uue", "uue"})
+_UU_BEGIN = re.compile(rb"^begin(?:-base64)? +([0-7]{3,4}) *(.*?)[ \t]*\r?$", re.M)
+_UU_END = re.compile(rb"^end[ \t]*\r?$", re.M)
+
+
+def decodable(encoding: str | None) -> bool:
+    """Whether `decode_bytes` knows this Content-Transfer-Encoding; an unknown one passes unchanged."""
+    kind = (encoding or "").strip().lower()
+    return kind in _IDENTITY or kind in UU_ENCODINGS or kind in ("base64", "quoted-printable")
+
+
+def _uu_line(line: bytes) -> bytes:
+    """One uuencoded line; a line some encoder padded or cut is read for the bytes it announces."""
+    try:
+        return binascii.a2b_uu(line)
+    except binascii.Error:
+        count = (line[0] - 32) & 63 if line else 0
+        try:
+            # The length character announces `count` bytes: 4 characters per 3 bytes after it.
+            return binascii.a2b_uu(line[: 1 + (count * 4 + 2) // 3].ljust(1 + (count * 4 + 2) // 3, b" "))
+        except binascii.Error:
+            return b""
+
+
+def uu_lenient(data: bytes) -> bytes:
+    """Uudecoding that never raises: the lines between `begin` and `end` (all lines when there is
+    no `begin`), each read for the bytes its length character announces."""
+    begin = _UU_BEGIN.search(data)
+    body = data[begin.end() :] if begin else data
+    end = _UU_END.search(body)
+    body = body[: end.start()] if end else body
+    out = bytearray()
+    for line in body.splitlines():
+        line = line.rstrip(b"\r")
+        if line and line[0] not in (0x60, 0x20) and len(line) > 1:  # "`" and " " are empty lines
+            out += _uu_line(line)
+    return bytes(out)
+
+
+@dataclass(frozen=True)
+class UuBlock:
+    """A uuencoded file inside a text part: its name (from the `begin` line) and where it lies."""
+
+    name: str | None
+    start: int  # offset of the `begin` line
+    end: int  # offset after the `end` line (or the end of the text)
+
+    def data(self, text: bytes) -> bytes:
+        return uu_lenient(text[self.start : self.end])
+
+
+def uu_blocks(text: bytes) -> list[UuBlock]:
+    """The uuencoded files inside a text part's bytes, in order. A block needs its `begin` line and
+    at least one encoded line after it ("M" starts a full line), so prose that happens to begin
+    with "begin 644" is left alone."""
+    found: list[UuBlock] = []
+    position = 0
+    while (begin := _UU_BEGIN.search(text, position)) is not None:
+        rest = begin.end() + 1
+        end = _UU_END.search(text, rest)
+        stop = end.end() if end else len(text)
+        lines = text[rest : end.start() if end else stop].split(b"\n", 1)
+        if not lines[0].strip() or lines[0][:1] not in b"!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLM`":
+            position = begin.end()
+            continue
+        name = begin.group(2).decode("utf-8", "replace").strip() or None
+        found.append(UuBlock(clean(name) if name else None, begin.start(), stop))
+        position = stop
+    return found
+
+
 def decode_bytes(data: bytes, encoding: str | None) -> bytes:
-    """Undo the Content-Transfer-Encoding (base64, quoted-printable); others pass unchanged."""
+    """Undo the Content-Transfer-Encoding (base64, quoted-printable, x-uuencode and its spellings);
+    the identity encodings and unknown ones pass unchanged (see `decodable`)."""
     raw = bytes(data or b"")
     kind = (encoding or "").strip().lower()
     if kind == "base64":
         return b64_lenient(raw)
     if kind == "quoted-printable":
         return binascii.a2b_qp(raw)
+    if kind in UU_ENCODINGS:
+        return uu_lenient(raw)
     return raw
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated
 
-from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
@@ -13,17 +12,18 @@ from ...mail import accounts
 from ...mail.accounts import ListAccountsResult, ReloadResult
 from ...runtime import Runtime
 from .arguments import Flag
-from .common import READ_ONLY, structured_errors, within_deadline
+from .common import READ_ONLY, Registrar
+
+# Re-reads local files only: no mailbox is touched.
+RELOAD = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
-def register(server: MCPServer, runtime: Runtime, instructions: Callable[[], str]) -> None:
+def register(tool: Registrar, runtime: Runtime, instructions: Callable[[], str]) -> None:
     """`instructions` builds the server instructions for the runtime as it is (the repair text in
     repair mode): a reload that changes them hands the new ones over, so one that ends repair mode
     always does."""
 
-    @server.tool(name="mg_list_accounts", title="List the configured mailboxes", annotations=READ_ONLY)
-    @structured_errors
-    @within_deadline(runtime)
+    @tool(name="mg_list_accounts", title="List the configured mailboxes", annotations=READ_ONLY)
     async def mg_list_accounts(
         verify: Annotated[
             Flag,
@@ -42,15 +42,7 @@ def register(server: MCPServer, runtime: Runtime, instructions: Callable[[], str
         `config_invalid` while the configuration has not loaded (repair mode)."""
         return await accounts.list_accounts(runtime, verify)
 
-    @server.tool(
-        name="mg_reload_config",
-        title="Reload the configuration",
-        annotations=ToolAnnotations(
-            read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-        ),
-    )
-    @structured_errors
-    @within_deadline(runtime)
+    @tool(name="mg_reload_config", title="Reload the configuration", annotations=RELOAD)
     async def mg_reload_config() -> ReloadResult:
         """Re-read the configuration file, the passwords file and the signature files. On any problem
         the running settings stay untouched and the error is `config_invalid`. When the reload changes

@@ -60,6 +60,9 @@ NoNumber = BeforeValidator(_refuse_number)
 Text = Annotated[str, Field(max_length=MAX_SUBJECT)]
 Identifier = Annotated[str, Field(max_length=MAX_ID)]
 Identifiers = Annotated[list[Identifier], Field(max_length=MAX_IDS)]
+PageSize = Annotated[Count, Field(ge=1, le=100)]  # items on one page: threads, drafts
+ThreadsPerPage = Annotated[PageSize, Field(description="Threads per page (1-100)")]
+Token = Annotated[str, Field(max_length=MAX_TOKEN)]  # a page token or a `since` boundary
 EmailAddress = Annotated[str, Field(max_length=MAX_ADDRESS)]
 EmailAddresses = Annotated[list[EmailAddress], Field(max_length=MAX_ADDRESSES)]
 FilePath = Annotated[str, Field(max_length=MAX_PATH)]

@@ -18,6 +18,8 @@ from ...mail import budget
 from .arguments import MAX_ACCOUNT
 
 if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
     from ...runtime import Runtime
 
 logger = logging.getLogger("mcp_multi_gmail")
@@ -37,6 +39,8 @@ AccountOrAll = Annotated[
 ]
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
+# Changes something, but the same call again changes nothing more (labels, flags, a saved attachment).
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
 
 
 def compact_json(value: Any) -> str:
@@ -126,3 +130,24 @@ def within_deadline(runtime: Runtime) -> Callable[[Callable[P, Awaitable[R]]], C
         return wrapper
 
     return decorate
+
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+class Registrar:
+    """The decorator every tool is registered with, `@tool(name, title, annotations)`: the tool
+    runs within the call's deadline (within_deadline), and its result stays within the budget and
+    its failures become error results (structured_errors)."""
+
+    def __init__(self, server: MCPServer, runtime: Runtime) -> None:
+        self._server = server
+        self._runtime = runtime
+
+    def __call__(self, name: str, title: str, annotations: ToolAnnotations) -> Callable[[F], F]:
+        def register(fn: F) -> F:
+            wrapped = structured_errors(within_deadline(self._runtime)(fn))
+            self._server.tool(name=name, title=title, annotations=annotations)(wrapped)
+            return fn
+
+        return register

@@ -1,0 +1,126 @@
+"""Every Message-ID the server shows is accepted back by every tool that takes one, and finds the
+same message: the odd forms of tests/corpus (no angle brackets, RFC 2822's obsolete spacing and
+comments, several @, one id on several messages), delivered as they are."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from toolcalls import Call, ok
+
+from gmail_emulator import GmailEmulator
+from mcp_multi_gmail.runtime import Runtime
+from support.corpus import CORPUS
+
+pytestmark = pytest.mark.anyio
+
+ME = "osobni@example.cz"
+# corpus file → the id the server shows for it (the one form, parse.envelope.bare_id)
+ODD = {
+    "mime4j/mimetools-testmsgs/twopart.msg": "102.10200000000105",  # Message-Id:102.10200000000105
+    "mail-mime-parser/m4009.txt": "12223",  # Message-ID: 12223
+    "ruby-mail/plain_emails/mix_caps_content_type.eml": "201002191008.30117.foo.bar@company.com",
+    # <1234   @   local(blah)  .machine .example> (RFC 2822 appendix A.6.3)
+    "ruby-mail/rfc2822/example13.eml": "1234@local.machine.example",
+    "ruby-mail/plain_emails/raw_email_double_at_in_header.eml": "d3b8cf8e49f0448085@0c28713a1@f473e@37signals.com",
+}
+# Six hunnysoft samples carry this one id: each tool acts on the newest copy, copies says how many.
+SHARED = "NDBBIAKOPKHFGPLCODIGIEKBCHAA.doug@example.com"
+SHARING = [
+    "mail-mime-parser/m0001.txt",
+    "mail-mime-parser/m0023.txt",
+    "mail-mime-parser/m4001.txt",
+]
+
+
+@pytest.fixture
+def runtime(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], tmp_path: Path
+) -> Runtime:
+    entry = {
+        "name": "o",
+        "address": ME,
+        "password": "osobniheslohesla",
+        "can_send": True,
+        "processed_label": "Asistent",
+    }
+    return make_runtime(write_config([entry], download_dir=str(tmp_path / "dl")))
+
+
+async def shown_id(call: Call, runtime: Runtime, thread_id: int) -> str:
+    thread = await ok(call, runtime, "mg_get_thread", account="o", thread_id=str(thread_id))
+    [message] = thread["messages"]
+    found: str = message["message_id"]
+    return found
+
+
+async def test_each_odd_message_id_is_accepted_back_by_every_tool(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    delivered = {name: emulator.deliver(ME, (CORPUS / name).read_bytes()) for name in ODD}
+    for name, expected in ODD.items():
+        info = delivered[name]
+        bare = await shown_id(call, runtime, info.thrid)
+        assert bare == expected, name
+        message = await ok(call, runtime, "mg_get_message", account="o", message_id=bare)
+        assert message["thread_id"] == str(info.thrid) and message["copies"] == 1, name
+        for attachment in message["attachments"]:
+            saved = await ok(
+                call,
+                runtime,
+                "mg_get_attachment",
+                account="o",
+                message_id=bare,
+                attachment_id=attachment["attachment_id"],
+            )
+            assert saved["size_bytes"] > 0, name
+        await ok(call, runtime, "mg_set_flags", account="o", message_id=bare, flagged=True)
+        labelled = await ok(call, runtime, "mg_label_message", account="o", message_ids=[bare], label="Asistent")
+        assert labelled["failed"] == 0 and labelled["succeeded"] >= 1, (name, labelled)
+        await ok(call, runtime, "mg_unlabel_message", account="o", message_ids=[bare], label="Asistent")
+        draft = await ok(
+            call, runtime, "mg_save_draft", account="o", to=["petr@partner.example"], body="Ok.", in_reply_to=bare
+        )
+        saved_draft = emulator.message(ME, draft["message_id"])
+        assert saved_draft is not None and f"In-Reply-To: <{bare}>".encode() in saved_draft.raw, name
+        after = emulator.messages(ME)
+        mine = next(m for m in after if m.msgid == info.msgid)
+        assert "\\Flagged" in mine.flags and "Asistent" not in mine.labels, name
+        if name == "ruby-mail/rfc2822/example13.eml":  # one send is enough: it takes the id as drafts do
+            sent = await ok(
+                call,
+                runtime,
+                "mg_send_message",
+                account="o",
+                to=["petr@partner.example"],
+                body="Ahoj.",
+                in_reply_to=bare,
+            )
+            assert sent["message_id"]
+            assert any(f"In-Reply-To: <{bare}>".encode() in entry.data for entry in emulator.outbox())
+        trashed = await ok(call, runtime, "mg_trash_message", account="o", message_id=bare)
+        assert trashed["moved"] is True, name
+
+
+async def test_one_message_id_on_several_messages_finds_the_newest_and_counts_them(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    infos = [emulator.deliver(ME, (CORPUS / name).read_bytes()) for name in SHARING]
+    message = await ok(call, runtime, "mg_get_message", account="o", message_id=SHARED)
+    assert message["copies"] == len(SHARING)
+    assert message["thread_id"] == str(max(infos, key=lambda i: i.msgid).thrid)
+    labelled = await ok(call, runtime, "mg_label_message", account="o", message_ids=[f"<{SHARED}>"], label="Asistent")
+    assert labelled["failed"] == 0
+    newest = max(infos, key=lambda i: i.msgid)
+    assert [m.msgid for m in emulator.messages(ME) if "Asistent" in m.labels] == [newest.msgid]  # as mg_get_message
+
+
+async def test_a_message_without_message_id_shows_none_and_reads_by_its_thread(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    info = emulator.deliver(ME, (CORPUS / "mime4j/mimetools-testmsgs/uu-zeegee.msg").read_bytes())
+    thread = await ok(call, runtime, "mg_get_thread", account="o", thread_id=str(info.thrid), bodies="all")
+    [message] = thread["messages"]
+    assert message["message_id"] is None and message["body"]
