@@ -37,6 +37,7 @@ PASSWORDS = {
 # worker is free. (xdist's `--dist loadgroup` does the same with marks, but not under pytest 9.2.)
 ONE_WORKER_MODULES = (
     "tests/test_claude_code.py",
+    "tests/test_claude_code_monitor.py",
     "tests/test_release.py",
     "tests/test_launcher.py",
     "tests/server/test_result_budget.py",

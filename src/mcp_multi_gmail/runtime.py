@@ -66,14 +66,9 @@ class Runtime:
         `call_timeout_s` is for tests only (the field `call_timeout_override_s`)."""
         config = load_config(config_path, layout=layout, environ=environ)
         endpoint = resolve_endpoint(environ)
-        return cls(
-            config=config,
-            endpoint=endpoint,
-            layout=layout,
-            environ=dict(environ),
-            state_dir=state_dir,
-            call_timeout_override_s=call_timeout_s,
-        )
+        runtime = cls(config=config, endpoint=endpoint, layout=layout, environ=dict(environ), state_dir=state_dir)
+        runtime.call_timeout_override_s = call_timeout_s
+        return runtime
 
     @property
     def call_timeout_s(self) -> float:
