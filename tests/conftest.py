@@ -13,6 +13,7 @@ from hypothesis import settings
 from mcp import Client
 
 from gmail_emulator import GmailEmulator, Knobs
+from mcp_multi_gmail.gmail.imap import worker
 from tool_results import check_result, check_wire_result
 
 # Property tests are deterministic in the suite, so CI never turns red by chance. To hunt for new
@@ -27,6 +28,36 @@ PASSWORDS = {
     "tym@example.com": "tymovehesloheslo",
     "upozorneni@example.com": "automatyheslooko",
 }
+
+
+# Modules whose module- or session-scoped fixtures are expensive: a release build with its virtual
+# environment, Claude Code's recorded runs, the big mailbox of the result-budget tests. All of such
+# a module's tests go to one pytest-xdist worker, first, so each is built once per run and no
+# worker sits waiting on another's lock; every other test is handed out on its own, to whichever
+# worker is free. (xdist's `--dist loadgroup` does the same with marks, but not under pytest 9.2.)
+ONE_WORKER_MODULES = (
+    "tests/test_claude_code.py",
+    "tests/test_claude_code_monitor.py",
+    "tests/test_release.py",
+    "tests/test_launcher.py",
+    "tests/server/test_result_budget.py",
+)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """The scheduler for the default `--dist load`; an explicit other `--dist` is left alone."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+    class ExpensiveModulesTogether(LoadScopeScheduling):  # type: ignore[misc]
+        # Work units are scopes, handed out largest first (xdist's --loadscope-reorder, on by default).
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in ONE_WORKER_MODULES else nodeid
+
+    return ExpensiveModulesTogether(config, log)
 
 
 @pytest.fixture
@@ -52,6 +83,14 @@ def every_tool_result_has_a_valid_shape() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Client, "call_tool", checked)
         yield
+
+
+@pytest.fixture(autouse=True)
+def no_backoff(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The jittered wait before the one more login after Gmail's "too many connections" (1-3 s) is
+    0 s in-process, except in the tests about that wait (marked `real_backoff`)."""
+    if request.node.get_closest_marker("real_backoff") is None:
+        monkeypatch.setattr(worker, "TOO_MANY_BACKOFF_S", (0.0, 0.0))
 
 
 def quick_knobs() -> Knobs:

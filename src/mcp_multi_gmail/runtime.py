@@ -47,6 +47,9 @@ class Runtime:
     repair: Repair | None = None
     # The start-up checks this runtime came from, to run again when a reload should end repair mode.
     recheck: Callable[[], StartCheck] | None = field(default=None, repr=False)
+    # Tests only: a deadline below the configuration's floor of 10 s, so a test of what happens at
+    # the deadline waits a second or two, not ten. It outlives reloads; no file or variable sets it.
+    call_timeout_override_s: float | None = None
 
     @classmethod
     def load(
@@ -56,12 +59,23 @@ class Runtime:
         environ: Mapping[str, str],
         layout: AddonLayout | None = None,
         state_dir: Path | None = None,
+        call_timeout_s: float | None = None,
     ) -> Runtime:
         """The one way to build a runtime (server, demo, tests): the configuration file, and where
-        Gmail is, from `environ`. Raises ConfigError or EndpointError with the Czech report."""
+        Gmail is, from `environ`. Raises ConfigError or EndpointError with the Czech report.
+        `call_timeout_s` is for tests only (the field `call_timeout_override_s`)."""
         config = load_config(config_path, layout=layout, environ=environ)
         endpoint = resolve_endpoint(environ)
-        return cls(config=config, endpoint=endpoint, layout=layout, environ=dict(environ), state_dir=state_dir)
+        runtime = cls(config=config, endpoint=endpoint, layout=layout, environ=dict(environ), state_dir=state_dir)
+        runtime.call_timeout_override_s = call_timeout_s
+        return runtime
+
+    @property
+    def call_timeout_s(self) -> float:
+        """One tool call's deadline: the configuration's `call_timeout_s`, unless a test shortened it."""
+        if self.call_timeout_override_s is not None:
+            return self.call_timeout_override_s
+        return self.config.call_timeout_s
 
     def state_folder(self) -> Path:
         if self.state_dir is not None:

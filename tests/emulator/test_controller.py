@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -18,6 +20,7 @@ from imapclient.exceptions import IMAPClientError
 
 from gmail_emulator import FaultRule, GmailEmulator, Knobs, MessageInfo
 from gmail_emulator.seed import SeedError, load_seed
+from support import wait_until
 
 ALICE, ALICE_PW = "alice@example.com", "alicealicealicea"
 BOB, BOB_PW = "bob@example.com", "bobbobbobbobbobb"
@@ -245,6 +248,29 @@ def test_reset_gives_a_fresh_store_on_the_same_ports(emu: GmailEmulator) -> None
     assert emu.labels(ALICE) == ["Work", "Work/Urgent"]
     with imap(emu) as client:
         client.select_folder("INBOX")  # the fault is gone too
+
+
+def test_a_command_asleep_across_a_reset_is_not_counted_after_it(emu: GmailEmulator) -> None:
+    """A test's delayed command still running when the next test resets the emulator must not turn
+    up in that test's counts (the emulator is shared by the tests of a worker)."""
+    emu.add_fault(FaultRule("delay:0.5", match="NOOP"))
+    client = imap(emu)
+
+    def noop() -> None:
+        with contextlib.suppress(IMAPClientError, OSError):  # the reset closes the connection
+            client.noop()
+
+    asleep = threading.Thread(target=noop, daemon=True)
+    asleep.start()
+    # The rule fired once and is gone: the NOOP is asleep in its delay.
+    wait_until(lambda: emu.observer.faults() == [], 5, "the NOOP to reach its delay")
+    emu.reset()
+    # The session ends only when its NOOP wakes up, which is when it would be counted.
+    wait_until(lambda: emu.open_imap_sessions() == 0, 5, "the aborted session to end")
+    asleep.join(5)
+    assert [c.name for c in emu.commands()] == []
+    with contextlib.suppress(IMAPClientError, OSError):
+        client.shutdown()
 
 
 def test_add_account(emu: GmailEmulator) -> None:

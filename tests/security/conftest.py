@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,9 @@ from security_support import (
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.runtime import Runtime
+from mcp_multi_gmail.server.lifetime import LOGOUT_GRACE_S
 from support import gmail_env, load_runtime
+from support.clients import clients
 
 COUNTS = pytest.StashKey[Counter[str]]()
 
@@ -151,9 +153,16 @@ def recorder() -> Recorder:
 
 
 @pytest.fixture
-def call(recorder: Recorder) -> Callable[..., Any]:
-    call: Callable[..., Any] = recorder.call
-    return call
+async def call(recorder: Recorder) -> AsyncIterator[Callable[..., Any]]:
+    """Tool calls recorded for the leak scan; a test's calls on one runtime share one in-process server
+    and connection (tests/support/clients.py). Each waits for its LOGOUT as long as the server's own
+    end of a connection would (LOGOUT_GRACE_S)."""
+    async with clients() as open_clients:
+
+        async def call(runtime: Runtime, tool: str, args: dict[str, Any]) -> Any:
+            return recorder.keep(await open_clients.call(runtime, tool, args, settle_s=LOGOUT_GRACE_S))
+
+        yield call
 
 
 @pytest.fixture(autouse=True)

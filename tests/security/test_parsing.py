@@ -51,7 +51,11 @@ def _crlf(raw: bytes) -> bytes:
 
 def _with_message_id(raw: bytes, fallback: str) -> tuple[bytes, str]:
     """The message and the Message-ID to read it by: its own when that is one usable id, else
-    `fallback` put in front of its headers (the corpus holds messages with none, or several)."""
+    `fallback` put in front of its headers (the corpus holds messages with none, or several).
+    An mbox `From ` line in front is dropped: it is mbox framing, which a mailbox never holds
+    (and before which Gmail reads no header field: the emulator's BEHAVIOURS.md, header end)."""
+    if raw.startswith(b"From "):
+        raw = raw.split(b"\n", 1)[1] if b"\n" in raw else b""
     head = raw.split(b"\n\n", 1)[0]
     found = _MESSAGE_ID_LINE.findall(head)
     if len(found) == 1:

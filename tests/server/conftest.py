@@ -2,27 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.demo.setup import demo_accounts  # the same three mailboxes the demo shows
-from mcp_multi_gmail.gmail.imap import finish_logouts
 from mcp_multi_gmail.runtime import Runtime
-from mcp_multi_gmail.server import build_server
 from support import gmail_env, load_runtime
+from support.clients import clients
 
 
 @pytest.fixture
-def make_runtime(emulator: GmailEmulator, tmp_path: Path) -> Callable[[Path], Runtime]:
-    def make(config_path: Path) -> Runtime:
+def make_runtime(emulator: GmailEmulator, tmp_path: Path) -> Callable[..., Runtime]:
+    """A runtime for a configuration; `call_timeout_s=` shortens the deadline (deadline tests only)."""
+
+    def make(config_path: Path, call_timeout_s: float | None = None) -> Runtime:
         # the send journal of this test only
-        return load_runtime(config_path, gmail_env(emulator), state_dir=tmp_path / "state")
+        state = tmp_path / "state"
+        return load_runtime(config_path, gmail_env(emulator), state_dir=state, call_timeout_s=call_timeout_s)
 
     return make
 
@@ -42,15 +43,9 @@ def demo(
     return load_runtime(path, gmail_env(emulator_session), state_dir=tmp_path / "state")
 
 
-async def call_tool(runtime: Runtime, tool: str, args: dict[str, Any]) -> Any:
-    """One tool call through a real in-process MCP client; returns the CallToolResult."""
-    async with Client(build_server(runtime)) as client:
-        result = await client.call_tool(tool, args)
-    # LOGOUT follows the answer in the background; let it land before the test looks at counters.
-    await finish_logouts()
-    return result
-
-
 @pytest.fixture
-def call() -> Callable[..., Any]:
-    return call_tool
+async def call() -> AsyncIterator[Callable[..., Any]]:
+    """`await call(runtime, tool, args)`: one tool call through a real in-process MCP client; returns
+    the CallToolResult. A test's calls on one runtime share one server and connection (tests/support/clients.py)."""
+    async with clients() as open_clients:
+        yield open_clients.call

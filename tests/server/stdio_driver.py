@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 SCRIPT = Path(sys.executable).parent / "mcp-multi-gmail"
+SHORT_DEADLINE = Path(__file__).resolve().parent.parent / "support" / "short_deadline.py"
 
 
 def server_env(emulator_env: dict[str, str], state_dir: Path) -> dict[str, str]:
@@ -30,9 +31,13 @@ def server_env(emulator_env: dict[str, str], state_dir: Path) -> dict[str, str]:
 
 
 class ServerProcess:
-    def __init__(self, config: Path, env: dict[str, str]) -> None:
+    def __init__(self, config: Path, env: dict[str, str], *, call_timeout_s: float | None = None) -> None:
+        """`call_timeout_s` shortens every call's deadline below the configuration's floor (deadline tests)."""
+        command = [str(SCRIPT)]
+        if call_timeout_s is not None:
+            command = [sys.executable, str(SHORT_DEADLINE), str(call_timeout_s)]
         self.proc = subprocess.Popen(
-            [str(SCRIPT), "--config", str(config)],
+            [*command, "--config", str(config)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

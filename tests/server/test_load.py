@@ -1,7 +1,8 @@
 """Under load and stalls: the connection cap, a server that keeps answering, and the deadline.
 
 These drive a real server process over stdio (the transport whose thread pool used to starve)
-and time `ping` while tool calls are in flight.
+and time `ping` while tool calls are in flight. The deadline tests run the server with a deadline
+of 3 s, below the configuration's floor of 10 s (tests/support/short_deadline.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from support import gmail_env, wait_until
 
 OSOBNI = {"name": "osobni", "address": "osobni@example.cz", "password": "osobniheslohesla"}
 SEARCH = {"account": "osobni", "query": "from:karel"}
+TIMEOUT_S = 3.0  # the deadline of the deadline tests
 
 
 def _seed(emulator: GmailEmulator, count: int = 3) -> None:
@@ -156,7 +158,7 @@ def test_forty_calls_against_a_stalled_search_end_at_the_deadline(
 ) -> None:
     _seed(emulator)
     config = write_config([OSOBNI], call_timeout_s=10)
-    server = ServerProcess(config, server_env(gmail_env(emulator), tmp_path / "state"))
+    server = ServerProcess(config, server_env(gmail_env(emulator), tmp_path / "state"), call_timeout_s=TIMEOUT_S)
     try:
         _first_call(server)
         emulator.add_fault(FaultRule("delay:30", match="SEARCH", times=-1))
@@ -165,10 +167,10 @@ def test_forty_calls_against_a_stalled_search_end_at_the_deadline(
         answers = _answers_while(server, _arrived(server, ids))
         replies = [server.wait_timed(i, 60) for i in ids]
         for reply, arrived in replies:
-            assert arrived - sent < 12
+            assert arrived - sent < TIMEOUT_S + 2
             failed, body = tool_result(reply)
             assert failed and body["code"] == "upstream_error" and body["retryable"] is True
-            assert "deadline of 10 s" in body["message"] and "Nothing was changed" in body["message"]
+            assert f"deadline of {TIMEOUT_S:g} s" in body["message"] and "Nothing was changed" in body["message"]
         # Abandoned sessions closed their sockets instead of waiting the stall out.
         wait_until(lambda: server.open_imap_sockets(emulator.imap_port) == 0, 3, "the IMAP sockets to close")
         assert server.ping() < 0.1
@@ -177,7 +179,7 @@ def test_forty_calls_against_a_stalled_search_end_at_the_deadline(
     slowest = max(replies, key=lambda r: r[1])[1] - sent
     print(f"40 stalled calls: the last deadline error came after {slowest:.2f} s")
     _check_quick(answers, "during the stall")
-    assert sum(len(v) for v in answers.values()) > 20  # sampled throughout the ten seconds
+    assert sum(len(v) for v in answers.values()) > 20  # sampled throughout the stall
 
 
 def test_slow_drip_is_cut_off_at_the_deadline(
@@ -186,12 +188,12 @@ def test_slow_drip_is_cut_off_at_the_deadline(
     _seed(emulator)
     emulator.set_bandwidth(40)  # 40 bytes a second: no single read ever times out
     config = write_config([OSOBNI], call_timeout_s=10)
-    server = ServerProcess(config, server_env(gmail_env(emulator), tmp_path / "state"))
+    server = ServerProcess(config, server_env(gmail_env(emulator), tmp_path / "state"), call_timeout_s=TIMEOUT_S)
     try:
         sent = time.monotonic()
         reply, arrived = server.wait_timed(server.call("mg_search_threads", SEARCH), 60)
         print(f"slow drip: deadline error after {arrived - sent:.2f} s")
-        assert 9.5 < arrived - sent < 12
+        assert TIMEOUT_S - 0.5 < arrived - sent < TIMEOUT_S + 2
         failed, body = tool_result(reply)
         assert failed and body["code"] == "upstream_error" and body["retryable"] is True
         assert "deadline" in body["message"] and 'mailbox "osobni"' in body["message"]

@@ -18,6 +18,7 @@ from imapclient import IMAPClient
 from toolcalls import Call, error, ok
 
 from gmail_emulator import FaultRule, GmailEmulator, SmtpFault
+from mcp_multi_gmail.gmail.imap import worker
 from mcp_multi_gmail.gmail.refusals import smtp_login_refused
 from mcp_multi_gmail.runtime import Runtime
 from support import gmail_env
@@ -112,6 +113,20 @@ async def test_too_many_connections_for_real_is_retryable(
         for other in others:
             other.logout()
     assert (await ok(call, runtime, "mg_list_labels", account="o"))["account"] == "o"
+
+
+@pytest.mark.real_backoff
+async def test_too_many_connections_waits_a_jittered_moment_then_tries_once_more(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    """The one test with the real back-off (the others wait 0 s): the second LOGIN comes 1-3 s after
+    Gmail refused the first for too many connections, and the call then succeeds."""
+    emulator.add_fault(FaultRule(action="refuse_login:too_many", nth=1, times=1))
+    assert (await ok(call, runtime, "mg_list_labels", account="o"))["account"] == "o"
+    first, second = [c for c in emulator.commands() if c.name == "LOGIN"]
+    low, high = worker.TOO_MANY_BACKOFF_S
+    assert low <= second.started - (first.started + first.duration) <= high + 1.0
+    assert (low, high) == (1.0, 3.0)
 
 
 # ------------------------------------------------------------------ IMAP commands

@@ -38,6 +38,15 @@ def corpus_files() -> list[str]:
     )
 
 
+def message_bytes(name: str) -> bytes:
+    """A corpus message as a mailbox holds it: without the mbox `From ` line some files begin with
+    (mbox framing that an mbox reader drops; delivered mail never starts with one)."""
+    raw = (CORPUS / name).read_bytes()
+    if raw.startswith(b"From "):
+        raw = raw.split(b"\n", 1)[1] if b"\n" in raw else b""
+    return raw
+
+
 @dataclass
 class Leaf:
     mime_type: str

@@ -11,11 +11,11 @@ from pydantic import BaseModel, Field
 from ..config import Account
 from ..errors import MailError, not_found
 from ..gmail.imap import ALL_MAIL, ImapSession
-from ..gmail.parse.bodystructure import attachment_parts
+from ..gmail.parse.bodystructure import Part, attachment_parts
 from ..gmail.parse.filenames import generated_name, safe_filename
-from ..gmail.parse.transfer import decode_bytes
+from ..gmail.parse.transfer import decodable, decode_bytes, uu_blocks
 from ..runtime import Runtime
-from . import inputs
+from . import bodies, inputs
 from .read import disappeared, find_message
 from .session import in_session
 
@@ -28,6 +28,14 @@ class AttachmentResult(BaseModel):
     mime_type: str
     size_bytes: int
     path: str = Field(description="Absolute path of the written file")
+    decoded: bool = Field(
+        default=True,
+        description="false: the part's transfer encoding (transfer_encoding) is not one this server can undo; "
+        "the file holds the part as it came, not the real file",
+    )
+    transfer_encoding: str | None = Field(
+        default=None, description="The part's Content-Transfer-Encoding, set when decoded is false"
+    )
 
 
 @dataclass
@@ -35,6 +43,23 @@ class _Download:
     data: bytes
     filename: str
     mime_type: str
+    undecoded: str | None = None  # the transfer encoding left as it came
+
+
+def _uu_file(session: ImapSession, uid: int, parts: list[Part], part_id: str) -> _Download | None:
+    """A uuencoded file inside a plain text part, by the id bodies.uu_split listed it under."""
+    parent_id, _, index = part_id.rpartition(".")
+    parent = next((p for p in parts if p.part_id == parent_id and p.mime_type == "text/plain"), None)
+    if parent is None or not index.isdigit():
+        return None
+    raw = bodies.content_of(session, uid, parent, session.fetch_part(uid, parent_id))
+    data = decode_bytes(raw or b"", parent.encoding)
+    blocks = uu_blocks(data)
+    if not 1 <= int(index) <= len(blocks):
+        return None
+    block = blocks[int(index) - 1]
+    name, mime_type, _made = bodies.uu_block_name(parent, int(index), block)
+    return _Download(block.data(data), safe_filename(name, part_id), mime_type)
 
 
 def _download(session: ImapSession, account: Account, bare: str, part_id: str) -> _Download:
@@ -45,16 +70,20 @@ def _download(session: ImapSession, account: Account, bare: str, part_id: str) -
         raise not_found(f"The structure of message <{bare}> could not be read.")
     listed = {part.part_id: part for part in attachment_parts(item.parts)}
     part = listed.get(part_id)
+    if part is None and (inside := _uu_file(session, uid, item.parts, part_id)) is not None:
+        return inside
     if part is None:
         raise not_found(
             f'That message has no attachment "{part_id}". Attachment ids come from mg_get_message and belong '
             "to the message they were listed for."
         )
-    raw = session.fetch_part(uid, part_id)
+    raw = bodies.content_of(session, uid, part, session.fetch_part(uid, part_id))
     if raw is None:
         raise disappeared(bare, account)
-    name = part.filename or generated_name(part.part_id, part.mime_type)
-    return _Download(decode_bytes(raw, part.encoding), safe_filename(name, part_id), part.mime_type)
+    name = safe_filename(part.filename or generated_name(part.part_id, part.mime_type), part_id)
+    if not decodable(part.encoding):  # saved as it came, and the result says so
+        return _Download(raw, name, part.mime_type, undecoded=part.encoding)
+    return _Download(decode_bytes(raw, part.encoding), name, part.mime_type)
 
 
 def _write_inside(directory: Path, filename: str, data: bytes) -> Path:
@@ -88,4 +117,6 @@ async def get_attachment(runtime: Runtime, account_name: str, message_id: str, a
         mime_type=download.mime_type,
         size_bytes=len(download.data),
         path=str(target),
+        decoded=download.undecoded is None,
+        transfer_encoding=download.undecoded,
     )

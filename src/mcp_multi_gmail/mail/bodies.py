@@ -9,6 +9,7 @@ attachment bytes, and how Gmail answers for a part a message does not have is no
 
 from __future__ import annotations
 
+import mimetypes
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -17,8 +18,16 @@ from pydantic import BaseModel, Field
 
 from ..gmail.imap import Fetched, ImapSession
 from ..gmail.parse.bodystructure import Part, attachment_parts, body_part
-from ..gmail.parse.filenames import generated_name
-from ..gmail.parse.transfer import decode_body, decode_part
+from ..gmail.parse.filenames import generated_name, type_for
+from ..gmail.parse.transfer import (
+    UU_ENCODINGS,
+    UuBlock,
+    decode_body,
+    decode_bytes,
+    decode_part,
+    text_in_header,
+    uu_blocks,
+)
 from ..htmltext import html_to_text
 from .preview import preview_of
 
@@ -79,6 +88,58 @@ def attachment_list(structure: Sequence[Part] | None) -> list[AttachmentInfo]:
     ]
 
 
+def content_of(session: ImapSession, uid: int, part: Part, raw: bytes | None) -> bytes | None:
+    """A part's bytes as served; for a part of 0 octets, what its header holds after its fields.
+
+    A server that ends a header only at the first empty line serves a part whose header is not
+    followed by one (data right after "Content-Transfer-Encoding: base64", a separator line with a
+    space in it) as 0 octets, its content left in the header (the emulator's BEHAVIOURS.md,
+    "Broken MIME"). One more FETCH, only for such a part."""
+    if raw or part.size != 0:
+        return raw
+    block = session.fetch_part(uid, "HEADER" if part.whole else f"{part.part_id}.MIME")
+    return text_in_header(block or b"") or raw
+
+
+def uu_block_name(part: Part, index: int, block: UuBlock) -> tuple[str, str, bool]:
+    """(file name, MIME type, whether the name was made) of the `index`-th uuencoded file."""
+    name = block.name or generated_name(f"{part.part_id}.{index}", "application/octet-stream")
+    kind = type_for(name) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+    return name, kind, block.name is None
+
+
+def uu_split(part: Part, raw: bytes) -> tuple[bytes, str, list[AttachmentInfo]]:
+    """A plain text part without the uuencoded files inside it (`begin 644 name` … `end`, mail's
+    way before MIME), the transfer encoding its bytes now have, and those files listed as
+    attachments "<part>.<n>" (mg_get_attachment takes them back: attachments.py). A part without
+    such files comes back as it is."""
+    if part.mime_type != "text/plain" or part.encoding in UU_ENCODINGS:
+        return raw, part.encoding, []
+    data = decode_bytes(raw, part.encoding)
+    blocks = uu_blocks(data)
+    if not blocks:
+        return raw, part.encoding, []
+    kept = bytearray()
+    listed: list[AttachmentInfo] = []
+    position = 0
+    for index, block in enumerate(blocks, 1):
+        kept += data[position : block.start]
+        position = block.end
+        name, mime_type, made = uu_block_name(part, index, block)
+        listed.append(
+            AttachmentInfo(
+                attachment_id=f"{part.part_id}.{index}",
+                filename=name,
+                mime_type=mime_type,
+                size_bytes=len(block.data(data)),
+                inline=False,
+                filename_generated=made,
+            )
+        )
+    kept += data[position:]
+    return bytes(kept), "8bit", listed
+
+
 def decoded(
     chosen: Part | None, raw: bytes | None, *, raw_html: bool = False
 ) -> tuple[BodyFormat | None, str | None, int, str | None]:
@@ -88,7 +149,8 @@ def decoded(
     (None, None, 0, None) without a text part."""
     if chosen is None or raw is None:
         return None, None, 0, None
-    text, used = decode_part(raw, chosen.encoding, chosen.charset, chosen.mime_type)
+    raw, encoding, _files = uu_split(chosen, raw)
+    text, used = decode_part(raw, encoding, chosen.charset, chosen.mime_type)
     if chosen.mime_type != "text/html":
         return "text", text, 0, used
     if raw_html:
@@ -138,7 +200,8 @@ class ThreadTexts:
                 None
                 if part is None or raw is None
                 else preview_of(
-                    decode_body(raw, part.encoding, part.charset, part.mime_type), html=part.mime_type == "text/html"
+                    decode_body(*uu_split(part, raw)[:2], part.charset, part.mime_type),
+                    html=part.mime_type == "text/html",
                 )
             )
         return found
@@ -150,8 +213,11 @@ class ThreadTexts:
         for uid in order:
             item = self.fetched.get(uid)
             structure = item.parts if item is not None else None
-            body_format, text, hidden, used = decoded(self.chosen.get(uid), self.raw.get(uid))
-            windows[uid] = replace(window(body_format, text, 0, limit, structure, hidden), charset_used=used)
+            part, raw = self.chosen.get(uid), self.raw.get(uid)
+            body_format, text, hidden, used = decoded(part, raw)
+            shown = window(body_format, text, 0, limit, structure, hidden)
+            files = uu_split(part, raw)[2] if part is not None and raw is not None else []
+            windows[uid] = replace(shown, charset_used=used, attachments=shown.attachments + files)
         return windows
 
 
@@ -168,4 +234,7 @@ def read_texts(session: ImapSession, fetched: Mapping[int, Fetched], wanted: Seq
     raw: dict[int, bytes] = {}
     for part_id, group in by_part.items():
         raw.update(session.fetch_same_part(group, part_id))
+    for uid, part in chosen.items():  # parts served as 0 octets: rare, one FETCH each
+        if part.size == 0 and (content := content_of(session, uid, part, raw.get(uid))) is not None:
+            raw[uid] = content
     return ThreadTexts(fetched, list(wanted), chosen, raw)

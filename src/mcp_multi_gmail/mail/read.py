@@ -314,6 +314,7 @@ def _read_message(
     body_format: str | None = None
     window: str | None = None
     charset_used: str | None = None
+    files: list[AttachmentInfo] = []  # uuencoded files inside the plain text
     start = total = hidden = 0
     more = False
     if chosen is not None:
@@ -322,9 +323,10 @@ def _read_message(
         whole = True  # False: only the beginning of a long part was read
         if chosen.size is not None and chosen.size <= SLICE_BYTES:
             # Only the chosen text part travels, never the whole message with its attachments.
-            raw = session.fetch_part(uid, chosen.part_id)
+            raw = bodies_.content_of(session, uid, chosen, session.fetch_part(uid, chosen.part_id))
             if raw is not None:
-                text, charset_used = decode_part(raw, chosen.encoding, chosen.charset, chosen.mime_type)
+                raw, encoding, files = bodies_.uu_split(chosen, raw)
+                text, charset_used = decode_part(raw, encoding, chosen.charset, chosen.mime_type)
         elif (html and not raw_html) or is_rich(chosen.mime_type):
             # Turning HTML (or enriched text) into text needs the markup from its start: a bounded
             # beginning, in slices.
@@ -360,7 +362,7 @@ def _read_message(
             body_total_length=total,
             body_truncated=window is not None and more,
             hidden_text_chars=hidden,
-            attachments=bodies_.attachment_list(structure),
+            attachments=bodies_.attachment_list(structure) + files,
             copies=copies,
             charset_used=charset_used,
         )

@@ -582,6 +582,7 @@ class GmailEmulator:
             if imap is not None:
                 imap.store = store
                 for session in list(imap.sessions):
+                    session.forgotten = True  # a command asleep in a delay lands after the reset
                     session.abort()
                 # Aborted sessions may still be asleep in an injected delay: count afresh without them.
                 imap.logged_in = {}

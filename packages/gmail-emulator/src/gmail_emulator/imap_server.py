@@ -195,6 +195,7 @@ class ImapSession:
         self.closing = False
         self._out: list[bytes] = []
         self._pending_record: tuple[str, str, float, float] | None = None
+        self.forgotten = False  # set by a reset: what this session still does is not counted
         self._throttled = False  # the command being served answers slowly, with OK … [THROTTLED]
         self._seen_modseq = 0
         self._clean_version = -1  # account version at which the client's view last matched the folder
@@ -360,7 +361,7 @@ class ImapSession:
         """Count the command (done before its reply goes out, so a client that got the reply
         always finds the command in the observer)."""
         pending, self._pending_record = self._pending_record, None
-        if pending is None:
+        if pending is None or self.forgotten:
             return
         name, line, started_wall, started = pending
         account = self.account.address if self.account else None

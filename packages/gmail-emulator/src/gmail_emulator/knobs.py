@@ -47,6 +47,11 @@ class Knobs:
     merge_similar_sent: bool = False
     # Threading on arrival needs a matching subject (Re:/Fwd: prefixes aside) as well as references.
     thread_by_subject: bool = True
+    # Where a header without its blank line ends (BEHAVIOURS.md, "Broken MIME"): at the first empty
+    # line whatever comes before it ("blank_line"), or also at the first line that is neither a
+    # field nor a continuation, which then starts the body ("non_field"). Read when a message is
+    # stored.
+    header_end: Literal["blank_line", "non_field"] = "non_field"
     # Whether X-GM-RAW run inside the Trash folder finds the messages there without `in:trash`.
     raw_search_in_trash: bool = True
     # Longest command line accepted (bytes, literals not counted); longer ones get BAD. None = no limit.

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from typing import Literal
 
 from .imap_codec import imap_nstring
 from .mime_address import Addr, parse_address_list
@@ -29,7 +30,7 @@ from .mime_text import (
     transfer_decode,
 )
 
-__all__ = ["ParsedMessage"]
+__all__ = ["HeaderEnd", "ParsedMessage"]
 
 _MAX_DEPTH = 32
 _FOLD = re.compile(rb"\r\n(?=[ \t])")
@@ -73,26 +74,44 @@ def _parse_fields(block: bytes) -> list[_Field]:
 # --------------------------------------------------------------------------- MIME parts
 
 
+HeaderEnd = Literal["blank_line", "non_field"]
+# A header field line (a name, obsolete spaces allowed before the colon) or a folded continuation.
+_FIELD_LINE = re.compile(rb"[\x21-\x39\x3b-\x7e]+[ \t]*:|[ \t]")
+
+
+def _header_span(raw: bytes, start: int, end: int, rule: HeaderEnd) -> tuple[int, int]:
+    """(end of the header, start of the body) of the entity at raw[start:end].
+
+    "blank_line": the header runs to the first empty line (RFC 5322 section 2.1), whatever lines
+    come before it. "non_field": it also ends at the first line that is neither a field nor a
+    folded continuation, and that line starts the body (the two rules of BEHAVIOURS.md, knob
+    `header_end`)."""
+    if start >= end:
+        return start, start
+    if raw.startswith(b"\r\n", start):
+        return start, start + 2
+    blank = raw.find(b"\r\n\r\n", start, end)
+    stop = end if blank < 0 else blank + 2
+    if rule == "non_field":
+        line = start
+        while line < stop:
+            if not _FIELD_LINE.match(raw, line, end):
+                return line, line
+            nxt = raw.find(b"\r\n", line, end)
+            line = end if nxt < 0 else nxt + 2
+    return (end, end) if blank < 0 else (blank + 2, blank + 4)
+
+
 class _Part:
     """One MIME entity: header at raw[start:body_start], body at raw[body_start:end]."""
 
-    def __init__(self, raw: bytes, start: int, end: int, default_type: tuple[str, str], depth: int) -> None:
+    def __init__(
+        self, raw: bytes, start: int, end: int, default_type: tuple[str, str], depth: int, rule: HeaderEnd
+    ) -> None:
         self.raw = raw
         self.start = start
         self.end = end
-        if start >= end:
-            self.body_start = start
-            header_end = start
-        elif raw.startswith(b"\r\n", start):
-            header_end = start
-            self.body_start = start + 2
-        else:
-            idx = raw.find(b"\r\n\r\n", start, end)
-            if idx < 0:
-                header_end = self.body_start = end
-            else:
-                header_end = idx + 2
-                self.body_start = idx + 4
+        header_end, self.body_start = _header_span(raw, start, end, rule)
         self.fields = _parse_fields(raw[start:header_end])
         self.maintype, self.subtype = default_type
         self.params: list[tuple[str, bytes]] = []
@@ -112,16 +131,17 @@ class _Part:
         self.encoding = (cte.decode("latin-1").strip().lower() if cte else "") or "7bit"
 
         if self.maintype == "multipart":
+            # boundary="" is kept: its delimiter lines are a bare "--" (BEHAVIOURS.md, assumed).
             boundary = self.param("boundary")
-            if boundary and depth < _MAX_DEPTH:
+            if boundary is not None and depth < _MAX_DEPTH:
                 child_type = ("message", "rfc822") if self.subtype == "digest" else ("text", "plain")
                 for s, e in _split_multipart(raw, self.body_start, end, boundary):
-                    self.children.append(_Part(raw, s, e, child_type, depth + 1))
-            if not self.children:  # unusable multipart: treat the body as plain text
-                self.maintype, self.subtype, self.params = "text", "plain", []
+                    self.children.append(_Part(raw, s, e, child_type, depth + 1, rule))
+            # A multipart without parts (or whose boundary never comes) stays one: Gmail describes it
+            # by its subtype alone (bodystructure below).
         elif self.maintype == "message" and self.subtype == "rfc822" and self.encoding in ("7bit", "8bit", "binary"):
             if depth < _MAX_DEPTH:
-                self.message = _Part(raw, self.body_start, end, ("text", "plain"), depth + 1)
+                self.message = _Part(raw, self.body_start, end, ("text", "plain"), depth + 1, rule)
             else:
                 self.maintype, self.subtype = "application", "octet-stream"
 
@@ -213,6 +233,9 @@ class _Part:
         return out
 
     def bodystructure(self, extended: bool) -> bytes:
+        if self.maintype == "multipart" and not self.children:
+            # Observed: an empty multipart/alternative answered as ("ALTERNATIVE") (BEHAVIOURS.md).
+            return b"(" + imap_nstring(self.subtype.upper().encode("latin-1")) + b")"
         if self.children:
             inner = b"".join(c.bodystructure(extended) for c in self.children)
             # Gmail's form (observed): type words in upper case, extension data without a location.
@@ -272,7 +295,12 @@ def _params_wire(params: list[tuple[str, bytes]]) -> bytes:
 def _addr_wire(addrs: list[Addr]) -> bytes:
     if not addrs:
         return b"NIL"
-    return b"(" + b"".join(b"(" + b" ".join(imap_nstring(_latin(x)) for x in a) + b")" for a in addrs) + b")"
+    # A mailbox without a domain has NIL as its host, as Gmail's ENVELOPE gives it (observed).
+    wire = [
+        (name, route, mailbox, host or None) if mailbox else (name, route, mailbox, host)
+        for name, route, mailbox, host in addrs
+    ]
+    return b"(" + b"".join(b"(" + b" ".join(imap_nstring(_latin(x)) for x in a) + b")" for a in wire) + b")"
 
 
 def _latin(value: str | None) -> bytes | None:
@@ -280,7 +308,10 @@ def _latin(value: str | None) -> bytes | None:
 
 
 def _split_multipart(raw: bytes, start: int, end: int, boundary: bytes) -> list[tuple[int, int]]:
-    pattern = re.compile(rb"^--" + re.escape(boundary) + rb"(--)?[ \t]*\r?$", re.M)
+    # RFC 2046 section 5.1.1: a delimiter line need only begin with "--" and the boundary; what
+    # follows it is ignored. Only after a space, a tab or the closing "--", though: "--b-1" is the
+    # delimiter of a nested boundary "b-1", not of "b" (mime4j's boundary-name-clash sample).
+    pattern = re.compile(rb"^--" + re.escape(boundary) + rb"(?:(--)|(?=[ \t\r]|$))[^\r\n]*\r?$", re.M)
     spans: list[tuple[int, int]] = []
     cur: int | None = None
     for m in pattern.finditer(raw, start, end):
@@ -337,10 +368,10 @@ def _parse_section(spec: str) -> tuple[list[int], str, list[str] | None] | None:
 class ParsedMessage:
     """A message parsed once from raw RFC 5322 bytes.  Never raises on malformed input."""
 
-    def __init__(self, raw: bytes) -> None:
+    def __init__(self, raw: bytes, header_end: HeaderEnd = "non_field") -> None:
         self.raw: bytes = normalize_crlf(bytes(raw))
         self.size: int = len(self.raw)
-        self._root = _Part(self.raw, 0, self.size, ("text", "plain"), 0)
+        self._root = _Part(self.raw, 0, self.size, ("text", "plain"), 0, header_end)
         self._envelope: bytes | None = None
         self._bodystructure: dict[bool, bytes] = {}
         self._text: str | None = None

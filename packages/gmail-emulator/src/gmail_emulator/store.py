@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from .knobs import Knobs
-from .mime import ParsedMessage
+from .mime import HeaderEnd, ParsedMessage
 from .oauth import GoogleSignIn
 
 Location = Literal["normal", "spam", "trash"]
@@ -87,10 +87,11 @@ class Message:
         flags: Iterable[str],
         location: Location,
         arrival: int,
+        header_end: HeaderEnd = "non_field",
     ) -> None:
         self.msgid = msgid
         self.thrid = thrid
-        self.parsed = ParsedMessage(raw)
+        self.parsed = ParsedMessage(raw, header_end)
         self.raw = self.parsed.raw
         self.size = len(self.raw)
         self.internaldate = internaldate
@@ -361,6 +362,7 @@ class Account:
             flags=flags,
             location=location,
             arrival=self.store.next_arrival(),
+            header_end=self.store.knobs.header_end,
         )
         msg.thrid = self._thread_of(msg) or msgid
         self.messages[msgid] = msg

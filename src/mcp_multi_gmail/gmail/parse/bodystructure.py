@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -29,6 +29,8 @@ class Part:
     disposition: str | None = None  # "attachment", "inline", … lower case
     filename: str | None = None  # disposition filename, else Content-Type name; decoded, cleaned
     content_id: str | None = None  # Content-ID without angle brackets (what "cid:" URLs use)
+    # The message's only part (its MIME header is the message's HEADER); where it sits, not what it is.
+    whole: bool = field(default=False, compare=False)
 
 
 _DISPOSITIONS = ("attachment", "inline")
@@ -201,7 +203,7 @@ def _walk(node: object, part_id: str, found: list[Part], depth: int) -> None:
     if children is None:
         leaf = _leaf(node, part_id or "1")  # a non-multipart message's only part is "1"
         if leaf is not None:
-            found.append(leaf)
+            found.append(replace(leaf, whole=True) if not part_id else leaf)
         return
     for number, child in enumerate(children, 1):
         _walk(child, f"{part_id}.{number}" if part_id else str(number), found, depth + 1)

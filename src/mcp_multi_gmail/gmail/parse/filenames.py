@@ -97,6 +97,8 @@ EXTENSIONS = {
     "text/csv": "csv",
     "audio/basic": "au",
     "image/jpeg": "jpg",
+    "image/png": "png",
+    "image/gif": "gif",
     "image/pjpeg": "jpg",
     "image/svg+xml": "svg",
     "image/x-xbitmap": "xbm",

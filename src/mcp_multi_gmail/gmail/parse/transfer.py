@@ -115,6 +115,30 @@ def uu_blocks(text: bytes) -> list[UuBlock]:
     return found
 
 
+# A header field line (obsolete spaces allowed before the colon) or a folded continuation.
+_FIELD_LINE = re.compile(rb"[\x21-\x39\x3b-\x7e]+[ \t]*:|[ \t]")
+
+
+def text_in_header(block: bytes) -> bytes:
+    """What a header block holds after its fields: from the first line that is neither a field
+    nor a continuation to the block's end, without the empty line that ends it.
+
+    A server that lets a header run to the first empty line ("Content-Transfer-Encoding: base64"
+    followed at once by the data, or a separator line holding a space) serves a part of 0 octets
+    whose content sits in its header; this is that content (the emulator's BEHAVIOURS.md,
+    "Broken MIME", knob `header_end`)."""
+    position = 0
+    while position < len(block):
+        end = block.find(b"\n", position)
+        end = len(block) if end < 0 else end + 1
+        line = block[position:end]
+        if line.strip(b"\r\n") and not _FIELD_LINE.match(line):
+            rest = block[position:]
+            return rest[:-2] if rest.endswith(b"\r\n\r\n") else rest
+        position = end
+    return b""
+
+
 def decode_bytes(data: bytes, encoding: str | None) -> bytes:
     """Undo the Content-Transfer-Encoding (base64, quoted-printable, x-uuencode and its spellings);
     the identity encodings and unknown ones pass unchanged (see `decodable`)."""

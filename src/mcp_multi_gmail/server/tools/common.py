@@ -103,7 +103,7 @@ def within_deadline(runtime: Runtime) -> Callable[[Callable[P, Awaitable[R]]], C
     def decorate(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
         @functools.wraps(fn)
         async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-            timeout = runtime.config.call_timeout_s
+            timeout = runtime.call_timeout_s
             with deadline.call_scope(timeout) as progress:
                 try:
                     with anyio.move_on_after(timeout) as scope:
