@@ -82,3 +82,29 @@ def test_with_text_leaves_room_for_the_text() -> None:
     fitted = budget.with_text(crowded, "title", text)
     assert budget.size(fitted) <= budget.RESULT_BUDGET
     assert text.startswith(fitted.title) and budget.json_length(fitted.title) >= budget.BODY_ROOM - 50
+
+
+class _Item(BaseModel):
+    text: str
+    sender: str = ""
+
+
+class _Page(BaseModel):
+    title: str
+    items: list[_Item]
+    next_page_token: str | None = None
+
+
+def test_fit_list_page_measures_the_same_sizes_as_whole_pages() -> None:
+    # Escapes, non-ASCII and items of every size: adding up the items' lengths must give exactly the
+    # length of the whole page, or the page would end elsewhere.
+    items = [_Item(text='ž"\\\n\x01' * (i * 53 % 700), sender="Jiří") for i in range(60)]
+
+    def result_for(k: int) -> _Page:
+        return _Page(title="Přehled", items=items[:k], next_page_token=f"t{k}" * (k % 3) if k < len(items) else None)
+
+    for count in (0, 1, 2, 7, 60):
+        exact = budget.fit_page(result_for, count)
+        added = budget.fit_list_page(result_for, count, "items")
+        assert budget.compact(budget.dumped(added)) == budget.compact(budget.dumped(exact))
+    assert len(budget.fit_list_page(result_for, 60, "items").items) < 60, "the budget ended the page"

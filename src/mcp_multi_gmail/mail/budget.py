@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
@@ -79,14 +80,19 @@ def longest_page(result_for: Callable[[int], Any], count: int, budget: int = RES
     At least one item when there is any: a page of none could not move its cursor on, so a single
     item that is too large alone is left for `shrink`. Sizes grow with k (each item adds its own
     characters), so a binary search finds the point."""
+    return _longest(lambda k: size(result_for(k)), count, budget)
+
+
+def _longest(size_of: Callable[[int], int], count: int, budget: int) -> int:
+    """longest_page over `size_of(k)`, the size of the page of k items."""
     if count <= 0:
         return 0
-    if size(result_for(count)) <= budget:
+    if size_of(count) <= budget:
         return count
     low, high = 1, count - 1
     while low < high:
         middle = (low + high + 1) // 2
-        if size(result_for(middle)) <= budget:
+        if size_of(middle) <= budget:
             low = middle
         else:
             high = middle - 1
@@ -105,6 +111,27 @@ def fit_page(result_for: Callable[[int], R], count: int) -> R:
 
     k = longest_page(build, count)
     return built[k] if k in built else result_for(k)
+
+
+def fit_list_page(result_for: Callable[[int], M], count: int, field: str) -> M:
+    """fit_page for a model whose page of k items holds the first k of the list `field` (items of
+    exactly the list's declared model), measured without serialising every page it tries.
+
+    Compact JSON of a list is its items' JSON joined by commas between brackets, so a page's size
+    is the size of the page with the list empty, plus its items' sizes, plus a comma between two:
+    each item is serialised once, and each page tried only without its items. The same sizes as
+    `size(result_for(k))`, so the same page as fit_page answers."""
+    if count <= 0:
+        return result_for(count)
+    whole = result_for(count)
+    sums = list(accumulate(size(item) for item in getattr(whole, field)))
+
+    def size_of(k: int) -> int:
+        page = whole if k == count else result_for(k)
+        return size(page.model_copy(update={field: []})) + sums[k - 1] + k - 1
+
+    k = _longest(size_of, count, RESULT_BUDGET)
+    return whole if k == count else result_for(k)
 
 
 # ---------------------------------------------------------------- the page fields of a result

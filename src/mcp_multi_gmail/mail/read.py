@@ -186,7 +186,7 @@ def _read_thread(
         )
 
     # Whole messages while they fit the result budget; the next page starts after the last one.
-    page = budget.fit_page(result_for, len(full))
+    page = budget.fit_list_page(result_for, len(full), "messages")
     if len(page.messages) == 1 and budget.size(page) > budget.RESULT_BUDGET:
         page = _cut_last_body(page)
     return page
