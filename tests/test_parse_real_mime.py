@@ -82,6 +82,7 @@ def test_one_message_id_form_for_every_odd_header() -> None:
     assert not raw_searchable('"a b"@example.org')
     assert header_fragment("9209252113.AA00975@ebony") == "9209252113"
     assert header_fragment('"a long local"@x.org') == "local"
+    assert header_fragment('"@"') == ""  # no word to search the header by
 
 
 def test_an_empty_text_part_is_not_the_body_when_another_has_text() -> None:

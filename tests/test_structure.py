@@ -25,7 +25,13 @@ MOST_BENCHMARK_FUNCTION_LINES = 80
 
 
 def _modules(*roots: Path) -> list[Path]:
-    return sorted(path for root in roots for path in root.rglob("*.py") if ".venv" not in path.parts)
+    """The project's own modules: hidden folders (`.venv`, the benchmark's `.peer-venv`) hold installed packages."""
+    return sorted(
+        path
+        for root in roots
+        for path in root.rglob("*.py")
+        if not any(part.startswith(".") for part in path.relative_to(ROOT).parts)
+    )
 
 
 def _line_count(path: Path) -> int:

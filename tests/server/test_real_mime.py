@@ -161,3 +161,21 @@ async def test_a_delimiter_line_may_carry_text_after_the_boundary(
     thread = await ok(call, runtime, "mg_get_thread", account="o", thread_id=str(info.thrid), bodies="all")
     [pdf] = thread["messages"][0]["attachments"]
     assert pdf["filename"] == "Daily_Stats-2022-05-12-0700.pdf"
+
+
+async def test_an_address_without_a_domain_keeps_its_display_name(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    # The two forms of jwz's 1991 test mailbox (MimeKit's UnitTests/TestData/mbox/jwz.mbox.txt, too
+    # large for tests/corpus): a comment as the name, and a quoted name around a bare mailbox.
+    raw = (
+        b'From: nsb (Nathaniel Borenstein)\r\nTo: "Nathaniel Borenstein" <nsb>, Bob <bob@example.org>\r\n'
+        b"Subject: test of mail headers\r\nMessage-ID: <jwz-nsb@example.org>\r\n\r\nhi\r\n"
+    )
+    emulator.deliver(ME, raw)
+    message = await ok(call, runtime, "mg_get_message", account="o", message_id="jwz-nsb@example.org")
+    assert message["from"] == {"name": "Nathaniel Borenstein", "address": None}
+    assert message["to"] == [
+        {"name": "Nathaniel Borenstein", "address": None},
+        {"name": "Bob", "address": "bob@example.org"},
+    ]

@@ -295,7 +295,12 @@ def _params_wire(params: list[tuple[str, bytes]]) -> bytes:
 def _addr_wire(addrs: list[Addr]) -> bytes:
     if not addrs:
         return b"NIL"
-    return b"(" + b"".join(b"(" + b" ".join(imap_nstring(_latin(x)) for x in a) + b")" for a in addrs) + b")"
+    # A mailbox without a domain has NIL as its host, as Gmail's ENVELOPE gives it (observed).
+    wire = [
+        (name, route, mailbox, host or None) if mailbox else (name, route, mailbox, host)
+        for name, route, mailbox, host in addrs
+    ]
+    return b"(" + b"".join(b"(" + b" ".join(imap_nstring(_latin(x)) for x in a) + b")" for a in wire) + b")"
 
 
 def _latin(value: str | None) -> bytes | None:

@@ -17,7 +17,7 @@ class _Tok:
     __slots__ = ("end", "kind", "raw", "start", "text")
 
     def __init__(self, kind: str, text: str, raw: str, start: int, end: int) -> None:
-        self.kind = kind  # "atom" | "qs" | "lit" (domain literal) | "sp" (special)
+        self.kind = kind  # "atom" | "qs" | "lit" (domain literal) | "sp" (special) | "cm" (comment)
         self.text = text  # quoted strings unquoted
         self.raw = raw
         self.start = start
@@ -63,7 +63,9 @@ def _addr_tokens(s: str) -> list[_Tok]:
         if c in " \t\r\n":
             i += 1
         elif c == "(":
-            i = _comment_end(s, i)
+            start, i = i, _comment_end(s, i)
+            # Kept aside: Gmail's ENVELOPE names an addr-spec after its comment (BEHAVIOURS.md).
+            toks.append(_Tok("cm", s[start + 1 : i - 1].strip(), s[start:i], start, i))
         elif c == '"':
             toks.append(_quoted(s, i))
             i = toks[-1].end
@@ -107,7 +109,9 @@ def _addr_spec(toks: list[_Tok]) -> tuple[str | None, str | None]:
     return (local, host)
 
 
-def _flush_mailbox(chunk: list[_Tok]) -> Addr | None:
+def _flush_mailbox(tokens: list[_Tok]) -> Addr | None:
+    comments = [t.text for t in tokens if t.kind == "cm" and t.text]
+    chunk = [t for t in tokens if t.kind != "cm"]
     if not chunk:
         return None
     lt = next((i for i, t in enumerate(chunk) if t.kind == "sp" and t.text == "<"), -1)
@@ -115,7 +119,8 @@ def _flush_mailbox(chunk: list[_Tok]) -> Addr | None:
         local, host = _addr_spec(chunk)
         if local is None and not host:
             return None
-        return (None, None, local or "", host)
+        # "nsb (Nathaniel Borenstein)": the comment is the name (observed in Gmail's ENVELOPE).
+        return (comments[-1] if comments else None, None, local or "", host)
     name = _phrase(chunk[:lt])
     inner: list[_Tok] = []
     for t in chunk[lt + 1 :]:
@@ -156,7 +161,7 @@ def parse_address_list(s: str) -> list[Addr]:
             in_angle = True
             chunk.append(tok)
         elif is_sp and tok.text == ":" and not in_group and not any(t.kind == "sp" and t.text != "." for t in chunk):
-            out.append((None, None, _phrase(chunk) or "", None))
+            out.append((None, None, _phrase([t for t in chunk if t.kind != "cm"]) or "", None))
             chunk.clear()
             in_group = True
         elif is_sp and tok.text == ",":
