@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 from collections.abc import Callable, Iterator
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 from mcp import Client
+from mcp.server.mcpserver.tools.base import Tool
 
 from gmail_emulator import GmailEmulator, Knobs
 from mcp_multi_gmail.gmail.imap import worker
@@ -63,6 +65,28 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tool_schemas_built_once() -> Iterator[None]:
+    """The SDK builds each tool's argument model and JSON Schemas from its function, which is most of
+    a new server's cost (about 0.15 s); a server process does it once, the suite for every server it
+    builds (a thousand). The tools' functions are closures over the runtime, but their signature
+    and docstring are the code's own, so what the SDK derives from one server's `mg_get_thread`
+    holds for every server's: it is built once per worker and handed out with each server's own function."""
+    built: dict[tuple[Any, ...], Tool] = {}
+    original = Tool.from_function.__func__  # type: ignore[attr-defined]
+
+    def from_function(cls: type[Tool], fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Tool:
+        code = inspect.unwrap(fn).__code__
+        key = (code, repr(args), repr(sorted(kwargs.items(), key=lambda item: item[0])))
+        if key not in built:
+            built[key] = original(cls, fn, *args, **kwargs)
+        return built[key].model_copy(update={"fn": fn, "meta": kwargs.get("meta")})
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Tool, "from_function", classmethod(from_function))
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)

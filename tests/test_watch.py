@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from gmail_emulator import FaultRule, GmailEmulator
+from gmail_emulator import FaultRule, GmailEmulator, imap_server
 from mcp_multi_gmail.config import parse_duration_ms, parse_hours
 from mcp_multi_gmail.errors import ErrorCode, MailError, RefusalKind
 from mcp_multi_gmail.watch.args import DEFAULT_MAX_MS, WatchArgs, WatchArgsError, plan_watch
@@ -228,10 +228,16 @@ def test_network_failures_never_end_in_a_problem(
 
 @pytest.mark.parametrize("kind", ["too_many", "unavailable", "throttled"])
 def test_refusals_that_are_not_the_password_never_end_in_a_problem(
-    kind: str, emulator: GmailEmulator, make: Callable[..., Watcher], logs: list[str]
+    kind: str,
+    emulator: GmailEmulator,
+    make: Callable[..., Watcher],
+    logs: list[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Gmail's 15-connection limit is shared with the user's phone: a refusal for it or an outage is
     ridden out, never reported as a revoked app password (exit 5)."""
+    # A throttled LOGIN answers after a second in the emulator; how long is not this test's subject.
+    monkeypatch.setattr(imap_server, "THROTTLE_DELAY_S", 0.05)
     emulator.add_fault(FaultRule(action=f"refuse_login:{kind}", account=OSOBNI, times=-1))
     watcher = make(max_time="30m")
     outcome = watcher.run()

@@ -260,6 +260,7 @@ CASES: list[Case] = [
     # inside a quoted, escaped HEADER search, never into X-GM-RAW, and is simply not found.
     Case("imap-msgid-quote", "mg_get_message", get_message('a" OR "b@x'), "not_found"),
     Case("imap-msgid-backslash", "mg_get_message", get_message("a\\b@x"), "not_found"),
+    Case("imap-msgid-no-word", "mg_get_message", get_message('"@"'), "not_found"),  # nothing to search by
     # Whitespace outside quotes is not part of a Message-ID (RFC 5322's obsolete spacing): this is
     # the id "ab@x", looked up safely and not found.
     Case("imap-msgid-space", "mg_get_message", get_message("a b@x"), "not_found"),

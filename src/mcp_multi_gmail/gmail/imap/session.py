@@ -200,7 +200,8 @@ class ImapSession:
         wanted = {bare.casefold() for bare in bare_ids}
         candidates: set[int] = set()
         for bare in bare_ids:
-            found = self.search(["HEADER", "Message-ID", header_fragment(bare)])
+            fragment = header_fragment(bare)
+            found = self.search(["HEADER", "Message-ID", fragment]) if fragment else []
             if len(found) <= SPACED_CANDIDATES:
                 candidates.update(found)
         return sorted(

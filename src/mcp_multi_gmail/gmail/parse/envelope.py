@@ -72,7 +72,7 @@ def header_fragment(bare: str) -> str:
     verbatim whatever spacing it had, and that needs no quoting inside a search: a header search
     for it finds every candidate, and the candidates' ids (read by `bare_id`) tell which is meant."""
     words = _ID_WORD.findall(bare)
-    return max(words, key=len) if words else bare
+    return max(words, key=len) if words else ""  # nothing to search by
 
 
 def _first_id(value: object) -> str | None:
