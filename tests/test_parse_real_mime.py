@@ -3,6 +3,8 @@ of tests/corpus (its source is in tests/corpus/SOURCES.md)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 from pathlib import Path
 
@@ -12,7 +14,7 @@ from imapclient.response_parser import parse_fetch_response
 from mcp_multi_gmail.gmail.parse.bodystructure import attachment_parts, body_part, parts
 from mcp_multi_gmail.gmail.parse.envelope import addresses, bare_id, header_fragment, raw_searchable
 from mcp_multi_gmail.gmail.parse.filenames import generated_name, type_for
-from mcp_multi_gmail.gmail.parse.transfer import decodable, decode_bytes, uu_blocks
+from mcp_multi_gmail.gmail.parse.transfer import decodable, decode_bytes, decoded_size, uu_blocks
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 ORIGINALS = CORPUS / "mail-mime-parser" / "files"
@@ -107,3 +109,18 @@ def test_gmail_s_empty_alternative_node_is_neither_body_nor_attachment() -> None
     )
     assert [(p.part_id, p.mime_type) for p in found] == [("2", "text/plain")]
     assert attachment_parts(found) == []
+
+
+def test_a_decoded_size_from_the_encoded_size_is_the_largest_file_that_fits_it() -> None:
+    # base64 in RFC 2045's 76-character lines, CRLF between them (the last one's is the boundary's):
+    # never less than the file, at most 2 bytes more (padding), for every length of the last line.
+    for length in range(0, 400):
+        encoded = base64.encodebytes(bytes(length)).replace(b"\n", b"\r\n").removesuffix(b"\r\n")
+        assert 0 <= decoded_size(len(encoded), "base64") - length <= 2, length  # type: ignore[operator]
+    # uuencode's 45 bytes a line, framed by its begin and end lines.
+    for length in (0, 44, 45, 46, 1000):
+        lines = b"".join(binascii.b2a_uu(bytes(length)[i : i + 45]) for i in range(0, length, 45))
+        encoded = (b"begin 644 a.png\n" + lines + b"`\nend\n").replace(b"\n", b"\r\n")
+        assert 0 <= decoded_size(len(encoded), "x-uuencode", "a.png") - length <= 2, length  # type: ignore[operator]
+    assert decoded_size(1234, "7bit") == decoded_size(1234, "quoted-printable") == 1234
+    assert decoded_size(None, "base64") is None

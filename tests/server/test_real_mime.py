@@ -72,6 +72,7 @@ async def test_uuencoded_attachments_are_saved_as_the_original_files(
         saved, data = await save(call, runtime, bare, attachment["attachment_id"])
         original = (ORIGINALS / attachment["filename"]).read_bytes()
         assert sha(data) == sha(original) and saved["size_bytes"] == len(original)
+        assert abs(attachment["size_bytes"] - len(original)) <= 3  # listed: computed from 45 bytes a line
         assert saved["decoded"] is True and saved["transfer_encoding"] is None
 
 
@@ -93,6 +94,22 @@ async def test_uuencoded_files_inside_plain_text_are_attachments_with_their_own_
         assert attachment["size_bytes"] == saved["size_bytes"] == len(data)
     thread = await ok(call, runtime, "mg_get_thread", account="o", thread_id=message["thread_id"], bodies="all")
     assert thread["messages"][0]["attachments"] == message["attachments"]
+
+
+async def test_listed_sizes_are_decoded_sizes(emulator: GmailEmulator, runtime: Runtime, call: Call) -> None:
+    # Eudora's message of a base64 PNG in 76-character lines, a text file without a transfer
+    # encoding and a quoted-printable one: the listing has their sizes from BODYSTRUCTURE alone.
+    bare, message = await read(emulator, runtime, call, "mail-mime-parser/m2012.txt")
+    listed = {a["filename"]: a for a in message["attachments"]}
+    sizes: dict[str, tuple[int, int]] = {}
+    for attachment in listed.values():
+        saved, data = await save(call, runtime, bare, attachment["attachment_id"])
+        assert saved["size_bytes"] == len(data)
+        sizes[attachment["filename"]] = (attachment["size_bytes"], len(data))
+    png, text, qp = sizes["blueball.png"], sizes["farmerandstork.txt"], sizes["HasenundFrösche.txt"]
+    assert png[1] == len((ORIGINALS / "blueball.png").read_bytes()) and 0 <= png[0] - png[1] <= 3
+    assert text[0] == text[1]
+    assert qp[0] >= qp[1]  # quoted-printable: the encoded size, an upper bound
 
 
 async def test_an_encoding_that_cannot_be_decoded_is_saved_as_it_came_and_marked(

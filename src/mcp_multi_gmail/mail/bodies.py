@@ -25,6 +25,7 @@ from ..gmail.parse.transfer import (
     decode_body,
     decode_bytes,
     decode_part,
+    decoded_size,
     text_in_header,
     uu_blocks,
 )
@@ -38,7 +39,11 @@ class AttachmentInfo(BaseModel):
     attachment_id: str = Field(description="Body part number; pass it to mg_get_attachment")
     filename: str | None
     mime_type: str
-    size_bytes: int | None = Field(description="Encoded size from the body structure")
+    size_bytes: int | None = Field(
+        description="Decoded size in bytes. A base64 or uuencoded part not read yet: computed from its encoded "
+        "size and the usual line length (76 characters for base64), within a few bytes when the sender kept to "
+        "it; quoted-printable: the encoded size, an upper bound"
+    )
     inline: bool
     filename_generated: bool = Field(
         default=False,
@@ -73,14 +78,21 @@ class BodyWindow:
         }
 
 
-def attachment_list(structure: Sequence[Part] | None) -> list[AttachmentInfo]:
-    """The listed attachments; a part without a name is listed under a generated one."""
+def attachment_list(structure: Sequence[Part] | None, held: Mapping[str, bytes] | None = None) -> list[AttachmentInfo]:
+    """The listed attachments; a part without a name is listed under a generated one. The size of a
+    part whose bytes were read (`held`, by part number: the body, when it is listed too) is theirs
+    decoded; any other is computed from BODYSTRUCTURE's encoded size (decoded_size)."""
+    held = held or {}
     return [
         AttachmentInfo(
             attachment_id=part.part_id,
             filename=part.filename or generated_name(part.part_id, part.mime_type),
             mime_type=part.mime_type,
-            size_bytes=part.size,
+            size_bytes=(
+                len(decode_bytes(held[part.part_id], part.encoding))
+                if part.part_id in held
+                else decoded_size(part.size, part.encoding, part.filename)
+            ),
             inline=part.disposition == "inline",
             filename_generated=part.filename is None,
         )
@@ -166,6 +178,7 @@ def window(
     limit: int,
     structure: Sequence[Part] | None,
     hidden: int = 0,
+    held: Mapping[str, bytes] | None = None,
 ) -> BodyWindow:
     total = len(text) if text is not None else 0
     start = min(offset, total)
@@ -177,7 +190,7 @@ def window(
         body_total_length=total,
         body_truncated=shown is not None and start + len(shown) < total,
         hidden_text_chars=hidden,
-        attachments=attachment_list(structure),
+        attachments=attachment_list(structure, held),
         text=text,
     )
 
@@ -215,7 +228,8 @@ class ThreadTexts:
             structure = item.parts if item is not None else None
             part, raw = self.chosen.get(uid), self.raw.get(uid)
             body_format, text, hidden, used = decoded(part, raw)
-            shown = window(body_format, text, 0, limit, structure, hidden)
+            held = {part.part_id: raw} if part is not None and raw is not None else None
+            shown = window(body_format, text, 0, limit, structure, hidden, held)
             files = uu_split(part, raw)[2] if part is not None and raw is not None else []
             windows[uid] = replace(shown, charset_used=used, attachments=shown.attachments + files)
         return windows

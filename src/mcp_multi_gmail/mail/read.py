@@ -315,6 +315,7 @@ def _read_message(
     window: str | None = None
     charset_used: str | None = None
     files: list[AttachmentInfo] = []  # uuencoded files inside the plain text
+    held: dict[str, bytes] = {}  # the chosen part's bytes, by part number, when read whole
     start = total = hidden = 0
     more = False
     if chosen is not None:
@@ -325,6 +326,7 @@ def _read_message(
             # Only the chosen text part travels, never the whole message with its attachments.
             raw = bodies_.content_of(session, uid, chosen, session.fetch_part(uid, chosen.part_id))
             if raw is not None:
+                held[chosen.part_id] = raw
                 raw, encoding, files = bodies_.uu_split(chosen, raw)
                 text, charset_used = decode_part(raw, encoding, chosen.charset, chosen.mime_type)
         elif (html and not raw_html) or is_rich(chosen.mime_type):
@@ -362,7 +364,7 @@ def _read_message(
             body_total_length=total,
             body_truncated=window is not None and more,
             hidden_text_chars=hidden,
-            attachments=bodies_.attachment_list(structure) + files,
+            attachments=bodies_.attachment_list(structure, held) + files,
             copies=copies,
             charset_used=charset_used,
         )

@@ -139,6 +139,29 @@ def text_in_header(block: bytes) -> bytes:
     return b""
 
 
+_B64_LINE = 76 + 2  # RFC 2045 section 6.8: at most 76 characters a line, and its CRLF
+_UU_LINE = 61 + 2  # a full uuencoded line: its length character, 60 characters for 45 bytes, CRLF
+_UU_FRAME = len(b"begin 644 \r\n`\r\nend\r\n")
+
+
+def decoded_size(size: int | None, encoding: str | None, name: str | None = None) -> int | None:
+    """The decoded size of a part not read, from its encoded size: base64 and uuencode as the file
+    that many octets carry in full lines of the usual length (RFC 2045's 76 characters; 45 bytes a
+    uuencoded line), a few bytes off for padding and framing, more for shorter lines; quoted-printable
+    (an upper bound), an identity or an unknown encoding as the encoded size."""
+    if size is None:
+        return None
+    kind = (encoding or "").strip().lower()
+    if kind == "base64":
+        lines = -(-(size + 2) // _B64_LINE)  # the last line needs no CRLF before the boundary
+        return max(0, size - 2 * (lines - 1)) * 3 // 4
+    if kind in UU_ENCODINGS:
+        body = max(0, size - _UU_FRAME - len((name or "").encode()))
+        last = body % _UU_LINE - 3  # its length character and CRLF
+        return body // _UU_LINE * 45 + max(0, last) // 4 * 3
+    return size
+
+
 def decode_bytes(data: bytes, encoding: str | None) -> bytes:
     """Undo the Content-Transfer-Encoding (base64, quoted-printable, x-uuencode and its spellings);
     the identity encodings and unknown ones pass unchanged (see `decodable`)."""
