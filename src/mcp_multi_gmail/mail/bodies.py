@@ -113,6 +113,27 @@ def content_of(session: ImapSession, uid: int, part: Part, raw: bytes | None) ->
     return text_in_header(block or b"") or raw
 
 
+def header_contents(
+    session: ImapSession, uid: int, structure: Sequence[Part] | None, held: Mapping[str, bytes]
+) -> dict[str, bytes]:
+    """What the headers of a message's listed parts served as 0 octets hold (as content_of finds
+    it), by part number, so that their listed size is that content's. One FETCH for all of them;
+    none for a message without such a part."""
+    sections = {
+        ("HEADER" if part.whole else f"{part.part_id}.MIME"): part.part_id
+        for part in attachment_parts(structure)
+        if part.size == 0 and part.part_id not in held
+    }
+    if not sections:
+        return {}
+    blocks = session.fetch_parts(uid, list(sections))
+    return {
+        part_id: content
+        for section, part_id in sections.items()
+        if (content := text_in_header(blocks.get(section, b"")))
+    }
+
+
 def uu_block_name(part: Part, index: int, block: UuBlock) -> tuple[str, str, bool]:
     """(file name, MIME type, whether the name was made) of the `index`-th uuencoded file."""
     name = block.name or generated_name(f"{part.part_id}.{index}", "application/octet-stream")
@@ -203,6 +224,7 @@ class ThreadTexts:
     wanted: list[int]
     chosen: dict[int, Part]
     raw: dict[int, bytes]
+    in_headers: dict[int, dict[str, bytes]] = field(default_factory=dict)  # header_contents, by UID
 
     def previews(self) -> dict[int, str | None]:
         """The previews of the messages read whole, from their text (no FETCH of beginnings)."""
@@ -228,7 +250,8 @@ class ThreadTexts:
             structure = item.parts if item is not None else None
             part, raw = self.chosen.get(uid), self.raw.get(uid)
             body_format, text, hidden, used = decoded(part, raw)
-            held = {part.part_id: raw} if part is not None and raw is not None else None
+            held = {part.part_id: raw} if part is not None and raw is not None else {}
+            held.update(self.in_headers.get(uid, {}))
             shown = window(body_format, text, 0, limit, structure, hidden, held)
             files = uu_split(part, raw)[2] if part is not None and raw is not None else []
             windows[uid] = replace(shown, charset_used=used, attachments=shown.attachments + files)
@@ -251,4 +274,11 @@ def read_texts(session: ImapSession, fetched: Mapping[int, Fetched], wanted: Seq
     for uid, part in chosen.items():  # parts served as 0 octets: rare, one FETCH each
         if part.size == 0 and (content := content_of(session, uid, part, raw.get(uid))) is not None:
             raw[uid] = content
-    return ThreadTexts(fetched, list(wanted), chosen, raw)
+    in_headers: dict[int, dict[str, bytes]] = {}
+    for uid in wanted:  # listed parts served as 0 octets: rare, one FETCH per message that has any
+        item = fetched.get(uid)
+        part = chosen.get(uid)
+        held = {part.part_id: raw[uid]} if part is not None and uid in raw else {}
+        if item is not None and (found := header_contents(session, uid, item.parts, held)):
+            in_headers[uid] = found
+    return ThreadTexts(fetched, list(wanted), chosen, raw, in_headers)

@@ -355,6 +355,7 @@ def _read_message(
             start = min(offset, total)
             window = text[start : start + limit]
             more = start + len(window) < total or not whole
+    held.update(bodies_.header_contents(session, uid, structure, held))
     return _fit_body(
         MessageResult(
             **summary.model_dump(by_alias=False),
