@@ -174,15 +174,12 @@ def uu_split(part: Part, raw: bytes) -> tuple[bytes, str, list[AttachmentInfo]]:
 
 
 def decoded(
-    chosen: Part | None, raw: bytes | None, *, raw_html: bool = False
-) -> tuple[BodyFormat | None, str | None, int, str | None]:
-    """(format, text, hidden characters, charset used) of the chosen part, as mg_get_message shows
-    it: the plain part as it is (text/enriched and text/richtext converted to what a reader sees);
-    an HTML-only body converted to text without what it hides; raw HTML only when asked for.
-    (None, None, 0, None) without a text part."""
-    if chosen is None or raw is None:
-        return None, None, 0, None
-    raw, encoding, _files = uu_split(chosen, raw)
+    chosen: Part, raw: bytes, encoding: str | None, *, raw_html: bool = False
+) -> tuple[BodyFormat, str, int, str]:
+    """(format, text, hidden characters, charset used) of the chosen part, its bytes in `encoding`
+    (uu_split's, once the uuencoded files are out), as mg_get_message shows it: the plain part as
+    it is (text/enriched and text/richtext converted to what a reader sees); an HTML-only body
+    converted to text without what it hides; raw HTML only when asked for."""
     text, used = decode_part(raw, encoding, chosen.charset, chosen.mime_type)
     if chosen.mime_type != "text/html":
         return "text", text, 0, used
@@ -225,19 +222,30 @@ class ThreadTexts:
     chosen: dict[int, Part]
     raw: dict[int, bytes]
     in_headers: dict[int, dict[str, bytes]] = field(default_factory=dict)  # header_contents, by UID
+    # uu_split of each message's text, by UID: previews and windows both need it, so it runs once.
+    _split: dict[int, tuple[bytes, str, list[AttachmentInfo]]] = field(default_factory=dict, init=False, repr=False)
+
+    def _text(self, uid: int) -> tuple[Part, bytes, str, list[AttachmentInfo]] | None:
+        """The chosen part of `uid`, its bytes without the uuencoded files in them, their transfer
+        encoding and those files listed; None when no text part was read."""
+        part, raw = self.chosen.get(uid), self.raw.get(uid)
+        if part is None or raw is None:
+            return None
+        if uid not in self._split:
+            self._split[uid] = uu_split(part, raw)
+        return (part, *self._split[uid])
 
     def previews(self) -> dict[int, str | None]:
         """The previews of the messages read whole, from their text (no FETCH of beginnings)."""
         found: dict[int, str | None] = {}
         for uid in self.wanted:
-            part, raw = self.chosen.get(uid), self.raw.get(uid)
-            found[uid] = (
-                None
-                if part is None or raw is None
-                else preview_of(
-                    decode_body(*uu_split(part, raw)[:2], part.charset, part.mime_type),
-                    html=part.mime_type == "text/html",
-                )
+            text = self._text(uid)
+            if text is None:
+                found[uid] = None
+                continue
+            part, data, encoding, _files = text
+            found[uid] = preview_of(
+                decode_body(data, encoding, part.charset, part.mime_type), html=part.mime_type == "text/html"
             )
         return found
 
@@ -248,12 +256,17 @@ class ThreadTexts:
         for uid in order:
             item = self.fetched.get(uid)
             structure = item.parts if item is not None else None
-            part, raw = self.chosen.get(uid), self.raw.get(uid)
-            body_format, text, hidden, used = decoded(part, raw)
-            held = {part.part_id: raw} if part is not None and raw is not None else {}
-            held.update(self.in_headers.get(uid, {}))
-            shown = window(body_format, text, 0, limit, structure, hidden, held)
-            files = uu_split(part, raw)[2] if part is not None and raw is not None else []
+            read = self._text(uid)
+            body_format: BodyFormat | None = None
+            body: str | None = None
+            hidden, used = 0, None
+            files: list[AttachmentInfo] = []
+            held = dict(self.in_headers.get(uid, {}))
+            if read is not None:
+                part, data, encoding, files = read
+                body_format, body, hidden, used = decoded(part, data, encoding)
+                held[part.part_id] = self.raw[uid]
+            shown = window(body_format, body, 0, limit, structure, hidden, held)
             windows[uid] = replace(shown, charset_used=used, attachments=shown.attachments + files)
         return windows
 
