@@ -67,6 +67,7 @@ class Bench:
     ours_rest: Driver
     peer: Driver | None
     peer_reason: str | None
+    only: set[str] | None = None  # --rows: measure only these
     rows: list[Row] = field(default_factory=list)
 
     async def pair(
@@ -84,6 +85,9 @@ class Bench:
         check: Check | None = None,
     ) -> Row:
         """One row: `ours_op` on our server and `peer_op(peer driver)` on the peer, in turn, `runs` times each."""
+        if self.only is not None and key not in self.only:
+            skipped = Cell(unavailable="not among --rows")
+            return Row(key, title, latency_ms, skipped, skipped)  # not in the table
         log(f"  {key:<3} {title} @ {latency_ms} ms")
         ops = [ours_op]
         if self.peer is not None and peer_op is not None:

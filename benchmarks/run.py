@@ -48,6 +48,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--watch-interval", default=None, help="the watcher's --interval for row w (default 5m)")
     parser.add_argument("--watch-calls", type=int, default=None, help="watchers started with IDLE for row w (3)")
     parser.add_argument("--peer-version", default=PEER_VERSION, help=f"{PEER_PACKAGE} version (default {PEER_VERSION})")
+    parser.add_argument(
+        "--rows", default=None, help="only these rows, comma separated (d needs a for its ratio: --rows a,d)"
+    )
     parser.add_argument("--out", default=str(RESULTS / "latest.json"), help="the JSON; the markdown goes beside it")
     args = parser.parse_args(argv)
     # (full, quick, smoke) defaults of each option the modes change
@@ -64,6 +67,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.latency_list = [int(x) for x in args.latencies.split(",")]
     args.big_list = [int(x) for x in args.big_latencies.split(",")] if args.big_latencies else args.latency_list
     args.with_big = not (args.quick or args.smoke or args.no_big)
+    args.only = set(args.rows.split(",")) if args.rows else None
     return args
 
 
@@ -109,7 +113,7 @@ async def with_drivers(
             except Exception as error:  # noqa: BLE001 - the peer failing in any way must not stop our measurements
                 reason = f"the peer did not start: {type(error).__name__}: {error}"
                 log(reason)
-        bench = Bench(emu, setup, args.calls, trio, rest, peer_driver, reason)
+        bench = Bench(emu, setup, args.calls, trio, rest, peer_driver, reason, args.only)
         try:
             await measure_tools(bench, emu, args)
         finally:
@@ -135,6 +139,10 @@ async def measure_watcher(emu: GmailEmulator, setup: Setup, args: argparse.Names
     return watcher_row(interval, with_idle, poll_only)
 
 
+def _wanted(args: argparse.Namespace, *keys: str) -> bool:
+    return args.only is None or any(key in args.only for key in keys)
+
+
 async def measure_all(args: argparse.Namespace, peer: PeerStatus, errlogs: ErrLogs) -> tuple[list[Row], str | None]:
     """Every row, against one emulator; (rows, why the peer is missing)."""
     # No search-index lag: the mailboxes are built just before they are measured, and the lag would
@@ -144,10 +152,10 @@ async def measure_all(args: argparse.Namespace, peer: PeerStatus, errlogs: ErrLo
         peer_p = peer_params(emu, setup, peer) if peer.available else None
         spawned = {OURS: ours_params(emu, setup, "trio", setup.trio), MINIMAL: minimal_params(setup)}
         spawned |= {PEER: peer_p} if peer_p is not None else {}
-        rows = await measure_startup(spawned, args, errlogs, peer.reason)
+        rows = await measure_startup(spawned, args, errlogs, peer.reason) if _wanted(args, "g", "g2", "g3") else []
         tool_rows, reason = await with_drivers(emu, setup, args, errlogs, peer_p, peer.reason)
         rows += tool_rows
-        if not args.no_watch:
+        if not args.no_watch and _wanted(args, "w"):
             rows.append(await measure_watcher(emu, setup, args, errlogs))
     return rows, reason
 

@@ -6,12 +6,15 @@ import json
 from collections.abc import Callable
 from email.message import EmailMessage
 from pathlib import Path
+from typing import Any
 
 import pytest
 from toolcalls import Call, error, ok
 
-from gmail_emulator import GmailEmulator
+from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.gmail import imap
+from mcp_multi_gmail.gmail.connections import Searches
+from mcp_multi_gmail.mail import read
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -139,9 +142,13 @@ async def test_command_count_does_not_grow_with_the_thread(
     emulator: GmailEmulator, runtime: Runtime, call: Call
 ) -> None:
     two = await _commands_for(emulator, runtime, call, 2)
-    twenty = await _commands_for(emulator, runtime, call, 20)
+    twenty = await _commands_for(emulator, runtime, call, read.TEXTS_AHEAD_MESSAGES)
     assert two == twenty
-    assert two.count("UID FETCH") == 2, two  # the summaries with structures, then every text part
+    # The summaries with structures and every text part (part 1 of a plain message) in one FETCH.
+    assert two.count("UID FETCH") == 1, two
+    # Beyond TEXTS_AHEAD_MESSAGES the text parts have a FETCH of their own, whatever the length.
+    more = await _commands_for(emulator, runtime, call, read.TEXTS_AHEAD_MESSAGES + 1)
+    assert more.count("UID FETCH") == 2 and len(more) == len(two) + 1, more
 
 
 def compact_size(data: dict[str, object]) -> int:
@@ -203,3 +210,82 @@ async def test_bodies_refuses_other_values(emulator: GmailEmulator, runtime: Run
     body = await error(call, runtime, "mg_get_thread", account="o", thread_id=thread, bodies=value)
     assert body["code"] == "invalid_input" and "unprocessed" in body["message"]
     assert emulator.commands(BOX) == [], "a refused argument never reaches Gmail"
+
+
+async def _page_commands(
+    emulator: GmailEmulator, runtime: Runtime, call: Call, **args: object
+) -> tuple[dict[str, Any], list[str]]:
+    """One mg_get_thread call and the IMAP commands it sent, LOGOUT included."""
+    emulator.reset_counters()
+    data = await ok(call, runtime, "mg_get_thread", **args)
+    await imap.finish_logouts()
+    return data, [c.name for c in emulator.commands(BOX)]
+
+
+async def test_a_continuation_searches_again_only_when_all_mail_changed(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    texts = [f"{i:02d}" + "x" * 14_997 + "\n" for i in range(6)]  # two messages a page
+    thread = deliver_thread(emulator, texts)
+    args = {"account": "o", "thread_id": thread, "bodies": "all", "max_body_length": 15_000}
+    first, _ = await _page_commands(emulator, runtime, call, **args)
+    # Nothing changed since page 1: the thread's UIDs are known, no SEARCH; one FETCH brings all.
+    second, sent = await _page_commands(emulator, runtime, call, **args, page_token=first["next_page_token"])
+    assert sent == ["LOGIN", "EXAMINE", "UID FETCH", "LOGOUT"]
+    runtime.connections.searches = Searches()  # a server that never saw the thread answers the same
+    fresh, sent = await _page_commands(emulator, runtime, call, **args, page_token=first["next_page_token"])
+    assert fresh == second and "UID SEARCH" in sent
+    # A reply arrives in the thread and the oldest message goes to the Trash between two pages:
+    # the next page searches again and counts both changes.
+    emulator.deliver(BOX, thread_message(6, "Nová odpověď.\n"))
+    await ok(call, runtime, "mg_trash_message", account="o", message_id="rozpocet-0@example.org")
+    third, sent = await _page_commands(emulator, runtime, call, **args, page_token=second["next_page_token"])
+    assert "UID SEARCH" in sent and third["message_count"] == 6
+    rest = [third]
+    while rest[-1]["next_page_token"]:
+        rest.append((await _page_commands(emulator, runtime, call, **args, page_token=rest[-1]["next_page_token"]))[0])
+    assert [m["body"] for page in rest for m in page["messages"]] == [*texts[4:], "Nová odpověď.\n"]
+
+
+def _mixed(subject: str, plain: str, html: str) -> bytes:
+    """multipart/mixed(multipart/alternative(plain, html), pdf): the text is part 1.1, not 1."""
+    msg = EmailMessage()
+    msg["From"] = "Karel <karel@example.org>"
+    msg["To"] = BOX
+    msg["Subject"] = subject
+    msg["Message-ID"] = "<smisena@example.org>"
+    msg["In-Reply-To"] = msg["References"] = "<rozpocet-0@example.org>"
+    msg.set_content(plain)
+    msg.add_alternative(html, subtype="html")
+    msg.add_attachment(b"%PDF-1.4 " * 4000, maintype="application", subtype="pdf", filename="p.pdf")
+    return msg.as_bytes()
+
+
+async def test_texts_that_are_not_part_1_or_too_long_are_read_as_mg_get_message_reads_them(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    long_text = "Dlouhý text. " * 2_000 + "\n"  # longer than what comes with the summaries
+    thread = deliver_thread(emulator, ["Krátký text.\n", long_text])
+    emulator.deliver(BOX, _mixed("Re: Rozpočet", "Text vedle HTML.\n", "<p>Text vedle HTML.</p>"))
+    assert {m.thrid for m in emulator.messages(BOX)} == {int(thread)}
+    args = {"account": "o", "thread_id": thread, "bodies": "all", "max_body_length": 30_000}
+    data, sent = await _page_commands(emulator, runtime, call, **args)
+    # The summaries with part 1 of each, then part 1 of the long one whole, then part 1.1 of the mixed one.
+    assert sent.count("UID FETCH") == 3, sent
+    for message in data["messages"]:
+        single = await ok(
+            call, runtime, "mg_get_message", account="o", message_id=message["message_id"], max_body_length=30_000
+        )
+        assert message["body"] == single["body"] and message["attachments"] == single["attachments"]
+    assert [m["body"] for m in data["messages"]][:2] == ["Krátký text.\n", long_text]
+    assert emulator.observer.wire_bytes("s", "imap") < 120_000, "the PDF must not travel"
+
+
+async def test_a_refused_fetch_of_the_texts_ahead_is_asked_again_without_them(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    thread = deliver_thread(emulator, ["Jedna.\n", "Dvě.\n"])
+    emulator.add_fault(FaultRule("no:Some messages could not be FETCHed (Failure)", match="FETCH"))
+    data, sent = await _page_commands(emulator, runtime, call, account="o", thread_id=thread, bodies="all")
+    assert [m["body"] for m in data["messages"]] == ["Jedna.\n", "Dvě.\n"]
+    assert sent.count("UID FETCH") == 3, sent  # refused, the summaries alone, the texts

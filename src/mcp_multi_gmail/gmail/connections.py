@@ -23,7 +23,8 @@ import contextlib
 import contextvars
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -145,12 +146,37 @@ class OpenSessions:
 OPEN = OpenSessions()
 
 
+class Searches:
+    """UIDs that searches found, each with the view stamp of the folder it ran in
+    (ImapSession.view_stamp): while the stamp is the same, the same search finds the same UIDs.
+    The newest `size` are kept; worker threads share them."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._size = size
+        self._found: OrderedDict[Hashable, tuple[Hashable, list[int]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, stamp: Hashable) -> list[int] | None:
+        with self._lock:
+            found = self._found.get(key)
+        return list(found[1]) if found is not None and found[0] == stamp else None
+
+    def remember(self, key: Hashable, stamp: Hashable, uids: list[int]) -> None:
+        with self._lock:
+            self._found[key] = (stamp, list(uids))
+            self._found.move_to_end(key)
+            while len(self._found) > self._size:
+                self._found.popitem(last=False)
+
+
 class Connections:
-    """Per-mailbox gates, the worker threads and the remembered special folders of one server."""
+    """Per-mailbox gates, the worker threads and what one server remembers between calls: the
+    special folders and recent searches."""
 
     def __init__(self) -> None:
         self._gates: dict[tuple[str, int], Gate] = {}
         self.special_folders = SpecialFolders()
+        self.searches = Searches()
         self._executor: ThreadPoolExecutor | None = None
         self._threads = 0
 

@@ -1,10 +1,13 @@
-"""Body windows: one message's (mg_get_message) and a whole thread's in two FETCHes (mg_get_thread).
+"""Body windows: one message's (mg_get_message) and a whole thread's in one or two FETCHes (mg_get_thread).
 
 A thread's bodies cost one FETCH of the structures (it rides on the summary FETCH) and one FETCH
-of the chosen text parts, however many messages there are. Messages whose text sits at another
-part number (a plain message beside one with attachments, "1" against "1.1") get one FETCH per
-distinct part number: asking every message for every number would pull another message's
-attachment bytes, and how Gmail answers for a part a message does not have is not documented.
+of the chosen text parts, however many messages there are; with `bodies="all"` on a short
+thread the summary FETCH also brings the beginning of every message's part 1 (read.py,
+TEXTS_AHEAD_MESSAGES), which is the whole text part of most messages, so often the second FETCH
+is not needed. Messages whose text sits at another part number (a plain message beside one with
+attachments, "1" against "1.1") get one FETCH per distinct part number: asking every message for
+every number would pull another message's attachment bytes, and how Gmail answers for a part a
+message does not have is not documented (every message has a part 1, RFC 3501 section 6.4.5).
 """
 
 from __future__ import annotations
@@ -272,16 +275,22 @@ class ThreadTexts:
 
 
 def read_texts(session: ImapSession, fetched: Mapping[int, Fetched], wanted: Sequence[int]) -> ThreadTexts:
-    """Fetch the chosen text part of every wanted message (their BODYSTRUCTUREs are in `fetched`)."""
+    """Fetch the chosen text part of every wanted message (their BODYSTRUCTUREs are in `fetched`),
+    unless the whole part came with them already (Fetched.first_part of part 1)."""
     chosen: dict[int, Part] = {}
     by_part: dict[str, list[int]] = {}
+    raw: dict[int, bytes] = {}
     for uid in wanted:
         item = fetched.get(uid)
         part = body_part(item.parts) if item is not None else None
-        if part is not None:
-            chosen[uid] = part
+        if part is None:
+            continue
+        chosen[uid] = part
+        ahead = item.first_part if item is not None else None
+        if part.part_id == "1" and ahead is not None and len(ahead) == part.size:
+            raw[uid] = ahead  # the whole part came with the summaries
+        else:
             by_part.setdefault(part.part_id, []).append(uid)
-    raw: dict[int, bytes] = {}
     for part_id, group in by_part.items():
         raw.update(session.fetch_same_part(group, part_id))
     for uid, part in chosen.items():  # parts served as 0 octets: rare, one FETCH each

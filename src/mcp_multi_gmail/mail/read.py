@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 from ..config import Account
 from ..errors import MailError, not_found
 from ..gmail.bodystream import SLICE_BYTES, read_window
+from ..gmail.connections import Searches
 from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
 from ..gmail.parse.bodystructure import Part, body_part
 from ..gmail.parse.richtext import is_rich, rich_to_text
@@ -34,6 +35,11 @@ from .summary import MessageSummary, is_processed, summarize
 # Characters of a long HTML body converted to text: the conversion needs the markup from its start,
 # so a window beyond this point of a huge HTML body is not offered (body_truncated stays true).
 HTML_READ_LIMIT = 2_000_000
+# mg_get_thread(bodies="all") on a thread of at most this many messages asks for the first
+# TEXT_AHEAD_BYTES of each one's part 1 with their summaries: a round trip less when that is the
+# text part (the usual case), at most this many times those bytes for nothing when it is not.
+TEXTS_AHEAD_MESSAGES = 20
+TEXT_AHEAD_BYTES = 16384
 SUMMARY_ITEMS = ["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS", "RFC822.SIZE"]
 
 
@@ -131,21 +137,16 @@ def _read_thread(
     max_body_length: int,
     after: Key | None,
     stamp: str,
+    searches: Searches,
 ) -> ThreadResult:
     now = _now()
     session.open(ALL_MAIL)
-    uids = session.search(["X-GM-THRID", thread])
-    if not uids:
-        raise not_found(
-            f'No thread {thread} in mailbox "{account.name}". Thread ids come from mg_search_threads or '
-            "mg_next_pass and belong to the mailbox they were found in."
-        )
-    fetched = session.fetch(uids, [*SUMMARY_ITEMS, AUTH_HEADER, "BODYSTRUCTURE"])
+    fetched = _thread_messages(session, searches, after is not None, account, thread, bodies == "all")
     # (delivery time, UID): the thread's order and the cursor of the next page.
     keys = {uid: key_of(item.internaldate, uid, account.name) for uid, item in fetched.items()}
     # Only the messages after the cursor are shown: only theirs are read.
     later = {uid for uid, key in keys.items() if after is None or key > after}
-    wanted = [u for u in uids if u in later and _wants_body(fetched[u], account, bodies)]
+    wanted = [u for u in sorted(fetched) if u in later and _wants_body(fetched[u], account, bodies)]
     read = bodies_.read_texts(session, fetched, wanted) if wanted else None
     # A message whose body was read gets its preview from it; only the others need the beginnings.
     shown = previews(session, [item for uid, item in fetched.items() if uid in later and uid not in wanted])
@@ -192,6 +193,42 @@ def _read_thread(
     return page
 
 
+def _thread_messages(
+    session: ImapSession, searches: Searches, continuing: bool, account: Account, thread: int, texts: bool
+) -> dict[int, Fetched]:
+    """The thread's messages in the open All Mail: one SEARCH and one FETCH of their summaries and
+    structures; with `texts` (every body wanted) and at most TEXTS_AHEAD_MESSAGES messages, the
+    FETCH also brings the beginning of each one's part 1, most often its whole text part
+    (bodies.read_texts then needs no FETCH of its own for those).
+
+    A continuation page skips the SEARCH when All Mail has not changed since this server last
+    searched for the thread (the same view stamp: no message added, none changed), and searches
+    after all when a message fetched is gone or no longer in the thread."""
+    items = [*SUMMARY_ITEMS, AUTH_HEADER, "BODYSTRUCTURE"]
+
+    def fetch(uids: list[int]) -> dict[int, Fetched]:
+        if texts and len(uids) <= TEXTS_AHEAD_MESSAGES:
+            return session.fetch_with_first_part(uids, items, TEXT_AHEAD_BYTES)
+        return session.fetch(uids, items)
+
+    key = (account.address.casefold(), thread)
+    view = session.view_stamp
+    known = searches.get(key, view) if continuing and view is not None else None
+    if known:
+        fetched = fetch(known)
+        if len(fetched) == len(known) and all(item.thread_id == thread for item in fetched.values()):
+            return fetched
+    uids = session.search(["X-GM-THRID", thread])
+    if not uids:
+        raise not_found(
+            f'No thread {thread} in mailbox "{account.name}". Thread ids come from mg_search_threads or '
+            "mg_next_pass and belong to the mailbox they were found in."
+        )
+    if view is not None:
+        searches.remember(key, view, uids)
+    return fetch(uids)
+
+
 def _cut_last_body(page: ThreadResult) -> ThreadResult:
     """A page of one message that is too large alone: its body window ends where the budget does."""
     [last] = page.messages
@@ -222,8 +259,9 @@ async def get_thread(
     )
     after = decode(page_token, stamp)
     account = runtime.account(account_name)
+    searches = runtime.worker_threads().searches
     return await in_session(
-        runtime, account, lambda s: _read_thread(s, account, thread, mode, max_body_length, after, stamp)
+        runtime, account, lambda s: _read_thread(s, account, thread, mode, max_body_length, after, stamp, searches)
     )
 
 

@@ -41,6 +41,12 @@ class Fetched:
     envelope: EnvelopeInfo | None = None
     parts: list[Part] | None = None
     auth_header: bytes | None = None
+    first_part: bytes | None = None  # the beginning of part 1, when asked for (first_part_item)
+
+
+def first_part_item(length: int) -> str:
+    """The FETCH item for the first `length` octets of part 1 (RFC 3501 section 6.4.5)."""
+    return f"BODY.PEEK[1]<0.{length}>"
 
 
 def _label(raw: object) -> str:
@@ -86,4 +92,7 @@ def fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
         auth = next((v for k, v in data.items() if bytes(k).upper().startswith(b"BODY[HEADER.FIELDS")), None)
     if auth is not None or _AUTH_KEY in data:
         item.auth_header = bytes(auth or b"")
+    first = data.get(b"BODY[1]<0>", data.get(b"BODY[1]"))
+    if isinstance(first, bytes | bytearray):
+        item.first_part = bytes(first)
     return item

@@ -21,7 +21,7 @@ from ...errors import MailError
 from ..parse.envelope import header_fragment, raw_searchable
 from ..refusals import is_transient
 from ..special_folders import MailboxKey, SpecialFolders
-from .answers import Fetched, fetched, text
+from .answers import Fetched, fetched, first_part_item, text
 from .batches import header_term, id_batches, uid_batches
 from .failures import accepted, gmail_reason, raise_if_it_stops_the_call
 
@@ -57,6 +57,7 @@ class ImapSession:
         self._listing: list[tuple[str, str | None, bool]] | None = None
         self._selected: tuple[str, bool] | None = None
         self._exists = 0  # messages in the open folder, from the SELECT/EXAMINE answer
+        self._view: tuple[str, int, int, int] | None = None  # see view_stamp
         # A command that changes the mailbox (CREATE, STORE, APPEND, MOVE) was sent: if the connection
         # breaks from here on, its outcome is unknown and the error has to say so.
         self._changes_sent = False
@@ -137,16 +138,29 @@ class ImapSession:
                     memory.forget(key)
                 path = self.folder(special)
                 answer = self.client.select_folder(path, readonly=not writable)
-            self._exists = int(answer.get(b"EXISTS", 0) or 0)
+            self._opened(path, answer)
             self._selected = (path, writable)
         return path
 
     def examine(self, path: str) -> int:
         """EXAMINE any folder by its path (a label's own view); how many messages it shows."""
         answer = self.client.select_folder(path, readonly=True)
-        self._exists = int(answer.get(b"EXISTS", 0) or 0)
+        self._opened(path, answer)
         self._selected = (path, False)
         return self._exists
+
+    def _opened(self, path: str, answer: dict[bytes, Any]) -> None:
+        self._exists = int(answer.get(b"EXISTS", 0) or 0)
+        stamp = [answer.get(key) for key in (b"UIDVALIDITY", b"UIDNEXT", b"HIGHESTMODSEQ")]
+        self._view = (path, *stamp) if all(isinstance(n, int) for n in stamp) else None  # type: ignore[assignment]
+
+    @property
+    def view_stamp(self) -> tuple[str, int, int, int] | None:
+        """(path, UIDVALIDITY, UIDNEXT, HIGHESTMODSEQ) of the open folder from its SELECT/EXAMINE answer,
+        None when the answer lacked one. While it stays the same, no message has come into the
+        folder (UIDNEXT, RFC 3501 section 2.3.1.1) and none has changed (HIGHESTMODSEQ, RFC 7162
+        section 3.1.2.1), so a search there finds what it found before."""
+        return self._view
 
     @property
     def exists(self) -> int:
@@ -255,6 +269,20 @@ class ImapSession:
             answer = self.client.fetch(batch, items)
             found.update((int(uid), fetched(int(uid), data)) for uid, data in answer.items())
         return found
+
+    def fetch_with_first_part(self, uids: list[int], items: list[str], length: int) -> dict[int, Fetched]:
+        """`fetch` with the first `length` octets of every message's part 1 in the same command
+        (Fetched.first_part), which is most often the text part; a refused FETCH is asked once
+        more without them."""
+        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
+
+        try:
+            return self.fetch(uids, [*items, first_part_item(length)])
+        except IMAPClientAbortError:
+            raise
+        except IMAPClientError as error:
+            raise_if_it_stops_the_call(error)
+            return self.fetch(uids, items)
 
     def fetch_all(self, items: list[str]) -> dict[int, Fetched]:
         """Every message of the open folder: one SEARCH ALL and one FETCH (an empty folder costs nothing)."""
