@@ -47,6 +47,7 @@ class Loaded:
     emulator: GmailEmulator
     runtime: Runtime
     threads: dict[str, int]  # corpus file → Gmail thread id
+    msgids: dict[str, int]  # corpus file → Gmail message id
     received: dict[str, str]  # corpus file → received_at as the server shows it
     expected: dict[str, Expected]
     rule: str  # "" under the default header-end rule; else its name, which marks the recorded keys
@@ -72,6 +73,7 @@ def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     with GmailEmulator(workdir=workdir / "emulator", knobs=knobs) as emulator:
         emulator.add_account(ADDRESS, PASSWORD)
         threads: dict[str, int] = {}
+        msgids: dict[str, int] = {}
         received: dict[str, str] = {}
         expected: dict[str, Expected] = {}
         for index, name in enumerate(names):
@@ -79,6 +81,7 @@ def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
             when = START + timedelta(minutes=index)
             info = emulator.deliver(ADDRESS, raw, internaldate=when)
             threads[name] = info.thrid
+            msgids[name] = info.msgid
             received[name] = when.isoformat().replace("+00:00", "Z")
             expected[name] = reference(raw)
         config = workdir / "multigmail.json"
@@ -93,7 +96,13 @@ def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         )
         runtime = load_runtime(config, gmail_env(emulator), state_dir=workdir / "state")
         yield Loaded(
-            emulator, runtime, threads, received, expected, "" if header_end == Knobs().header_end else header_end
+            emulator,
+            runtime,
+            threads,
+            msgids,
+            received,
+            expected,
+            "" if header_end == Knobs().header_end else header_end,
         )
 
 
@@ -107,7 +116,7 @@ async def _ok(client: Client, tool: str, **args: Any) -> dict[str, Any]:
 
 async def read_one(client: Client, loaded: Loaded, name: str) -> Seen:
     """One corpus message read as the assistant reads it."""
-    seen = Seen()
+    seen = Seen(gmail_id=f"gmail-msgid-{loaded.msgids[name]}")
     wanted = loaded.expected[name].message_id
     thread_id = str(loaded.threads[name])
     try:
