@@ -156,10 +156,18 @@ async def test_a_message_without_message_id_is_shown_by_its_gmail_id_and_every_t
     # Gmail threads a reply by those headers (Google's threading rules), so it is told, not hidden.
     assert draft["joined_thread"] is False and "no Message-ID" in draft["warning"]
     sent = await ok(
-        call, runtime, "mg_send_message", account="o", to=["petr@partner.example"], body="Ahoj.", in_reply_to=shown
+        call,
+        runtime,
+        "mg_send_message",
+        account="o",
+        to=["petr@partner.example"],
+        body="Ahoj.",
+        in_reply_to=shown,
+        references=[f"<{SHARED}> {shown}"],
     )
     [entry] = [e for e in emulator.outbox() if sent["message_id"].encode() in e.data]
     assert b"In-Reply-To" not in entry.data and b"Subject: Re: uudecoding" in entry.data
+    assert f"References: <{SHARED}>\r\n".encode() in entry.data  # the real id stays, the Gmail one goes
     trashed = await ok(call, runtime, "mg_trash_message", account="o", message_id=shown)
     assert trashed["moved"] is True
     assert next(m for m in emulator.messages(ME) if m.msgid == info.msgid).location == "trash"

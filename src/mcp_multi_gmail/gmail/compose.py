@@ -366,7 +366,7 @@ def _references(given: Sequence[str], in_reply_to: str | None) -> list[str]:
         # An entry may hold several ids separated by white space (a copied References header).
         for token in entry.split():
             bare = _bare_id("References", token)
-            if bare not in result:
+            if bare not in result and gmail_msgid_of(bare) is None:  # a shown Gmail id names no header
                 result.append(bare)
     if not result and in_reply_to is not None:
         result = [in_reply_to]
