@@ -94,7 +94,12 @@ def stall(emulator: GmailEmulator, config: Path, env: dict[str, str]) -> dict[st
 def crash(emulator: GmailEmulator, config: Path, env: dict[str, str]) -> dict[str, Any]:
     emulator.set_knobs(sent_filing_delay_s=None)
     emulator.add_smtp_fault(SmtpFault("after_data", "hold"))
-    args = {"account": "zatez", "to": ["petr@example.org"], "subject": "Faktura", "body": "Posilam fakturu."}
+    args: dict[str, Any] = {
+        "account": "zatez",
+        "to": ["petr@example.org"],
+        "subject": "Faktura",
+        "body": "Posilam fakturu.",
+    }
     args |= {"quote_original": False, "signature": False}
     first = Server(config, env)
     first.send("tools/call", {"name": "mg_send_message", "arguments": args})

@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 from mcp import Client
+from mcp.types import TextContent
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -43,7 +44,7 @@ def sizes(text: str, data: Any) -> dict[str, int]:
 
 async def measure(runtime: Runtime) -> dict[str, dict[str, int]]:
     since = (datetime.now(UTC) - timedelta(days=5)).date().isoformat()
-    calls = {
+    calls: dict[str, tuple[str, dict[str, Any]]] = {
         "demo pass (osobni, 9 threads)": ("mg_next_pass", {"account": "osobni", "since": since}),
         "search, 50 threads": ("mg_search_threads", {"account": "a", "query": "subject:Invoice", "max_results": 50}),
     }
@@ -51,11 +52,13 @@ async def measure(runtime: Runtime) -> dict[str, dict[str, int]]:
     async with Client(build_server(runtime)) as client:
         for name, (tool, args) in calls.items():
             result = await client.call_tool(tool, args)
-            assert result.is_error is False, result.content[0].text
+            [content] = result.content
+            assert isinstance(content, TextContent) and result.is_error is False, content
             data = result.structured_content
+            assert data is not None
             count = len(data["threads"])
             assert count in (9, 50), f"{name}: {count} threads"
-            out[name] = sizes(result.content[0].text, data)
+            out[name] = sizes(content.text, data)
     return out
 
 

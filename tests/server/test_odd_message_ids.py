@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from toolcalls import Call, ok
+from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.runtime import Runtime
@@ -120,10 +120,64 @@ async def test_one_message_id_on_several_messages_finds_the_newest_and_counts_th
     assert [m.msgid for m in emulator.messages(ME) if "Asistent" in m.labels] == [newest.msgid]  # as mg_get_message
 
 
-async def test_a_message_without_message_id_shows_none_and_reads_by_its_thread(
+async def test_a_message_without_message_id_is_shown_by_its_gmail_id_and_every_tool_takes_it(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    # MIME-tools' uu-zeegee.msg: no Message-ID, two uuencoded GIFs in a plain text part.
+    info = emulator.deliver(ME, message_bytes("mime4j/mimetools-testmsgs/uu-zeegee.msg"))
+    thread = await ok(call, runtime, "mg_get_thread", account="o", thread_id=str(info.thrid), bodies="all")
+    [listed] = thread["messages"]
+    shown = listed["message_id"]
+    assert shown == f"gmail-msgid-{info.msgid}" and listed["body"]
+    found = await ok(call, runtime, "mg_search_threads", account="o", query="subject:uudecoding")
+    assert [t["newest_match"]["message_id"] for t in found["threads"]] == [shown]
+    message = await ok(call, runtime, "mg_get_message", account="o", message_id=shown)
+    assert message["thread_id"] == str(info.thrid) and message["copies"] == 1
+    assert [a["filename"] for a in message["attachments"]] == ["up.gif", "zeegee.gif"]
+    for attachment in message["attachments"]:
+        saved = await ok(
+            call, runtime, "mg_get_attachment", account="o", message_id=shown, attachment_id=attachment["attachment_id"]
+        )
+        assert Path(saved["path"]).read_bytes()[:6] == b"GIF87a" and saved["decoded"] is True
+    await ok(call, runtime, "mg_set_flags", account="o", message_id=shown, flagged=True)
+    labelled = await ok(call, runtime, "mg_label_message", account="o", message_ids=[shown], label="Asistent")
+    assert labelled["succeeded"] == 1 and labelled["messages"][0]["message_id"] == shown, labelled
+    mine = next(m for m in emulator.messages(ME) if m.msgid == info.msgid)
+    assert "\\Flagged" in mine.flags and "Asistent" in mine.labels
+    await ok(call, runtime, "mg_unlabel_message", account="o", message_ids=[shown], label="Asistent")
+    # A reply: the answered message has no id to name, so no In-Reply-To or References is written,
+    # and the subject still comes from it.
+    draft = await ok(
+        call, runtime, "mg_save_draft", account="o", to=["petr@partner.example"], body="Ok.", in_reply_to=shown
+    )
+    saved_draft = emulator.message(ME, draft["message_id"])
+    assert saved_draft is not None and b"In-Reply-To" not in saved_draft.raw and b"References" not in saved_draft.raw
+    assert b"Subject: Re: uudecoding" in saved_draft.raw
+    # Gmail threads a reply by those headers (Google's threading rules), so it is told, not hidden.
+    assert draft["joined_thread"] is False and "no Message-ID" in draft["warning"]
+    sent = await ok(
+        call,
+        runtime,
+        "mg_send_message",
+        account="o",
+        to=["petr@partner.example"],
+        body="Ahoj.",
+        in_reply_to=shown,
+        references=[f"<{SHARED}> {shown}"],
+    )
+    [entry] = [e for e in emulator.outbox() if sent["message_id"].encode() in e.data]
+    assert b"In-Reply-To" not in entry.data and b"Subject: Re: uudecoding" in entry.data
+    assert f"References: <{SHARED}>\r\n".encode() in entry.data  # the real id stays, the Gmail one goes
+    trashed = await ok(call, runtime, "mg_trash_message", account="o", message_id=shown)
+    assert trashed["moved"] is True
+    assert next(m for m in emulator.messages(ME) if m.msgid == info.msgid).location == "trash"
+    again = await ok(call, runtime, "mg_trash_message", account="o", message_id=shown)
+    assert again["moved"] is False and "already in Trash" in again["note"]
+
+
+async def test_an_id_in_the_gmail_form_that_names_no_message_is_not_found(
     emulator: GmailEmulator, runtime: Runtime, call: Call
 ) -> None:
     info = emulator.deliver(ME, message_bytes("mime4j/mimetools-testmsgs/uu-zeegee.msg"))
-    thread = await ok(call, runtime, "mg_get_thread", account="o", thread_id=str(info.thrid), bodies="all")
-    [message] = thread["messages"]
-    assert message["message_id"] is None and message["body"]
+    missing = await error(call, runtime, "mg_get_message", account="o", message_id=f"gmail-msgid-{info.msgid + 1}")
+    assert missing["code"] == "not_found"

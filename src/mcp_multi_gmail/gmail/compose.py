@@ -33,6 +33,7 @@ from ..errors import MailError
 from ..headers import address_problem, check_header_value, idna_address, show
 from ..request import Prepared
 from ..text import html_to_text, inner_body
+from .parse.envelope import gmail_msgid_of
 
 __all__ = [
     "Composed",
@@ -365,11 +366,18 @@ def _references(given: Sequence[str], in_reply_to: str | None) -> list[str]:
         # An entry may hold several ids separated by white space (a copied References header).
         for token in entry.split():
             bare = _bare_id("References", token)
-            if bare not in result:
+            if bare not in result and gmail_msgid_of(bare) is None:  # a shown Gmail id names no header
                 result.append(bare)
     if not result and in_reply_to is not None:
         result = [in_reply_to]
     return result
+
+
+def _reply_header(in_reply_to: str | None) -> str | None:
+    """The id In-Reply-To names: none when the answered message has no Message-ID (it was shown
+    under its Gmail id, parse.envelope.gmail_id), since a header may name only a real one."""
+    bare = _bare_id("In-Reply-To", in_reply_to) if in_reply_to is not None else None
+    return None if bare is None or gmail_msgid_of(bare) is not None else bare
 
 
 def _without_header(data: bytes, name: str) -> bytes:
@@ -444,7 +452,7 @@ def compose(draft: Draft, *, message_id: str, date: datetime, quote_locale: Quot
     to = _address_list("To", request.to)
     cc = _address_list("Cc", request.cc)
     bcc = _address_list("Bcc", request.bcc)
-    in_reply_to = _bare_id("In-Reply-To", prepared.in_reply_to) if prepared.in_reply_to is not None else None
+    in_reply_to = _reply_header(prepared.in_reply_to)
     references = _references(request.references, in_reply_to)
     parts = [_attachment_part(name, content, mime) for name, content, mime in prepared.files]
 

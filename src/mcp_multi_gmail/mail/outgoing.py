@@ -18,6 +18,7 @@ from .. import policy
 from ..config import Account, Config, Signature
 from ..errors import invalid_input, not_found
 from ..gmail.imap import ALL_MAIL, ImapSession
+from ..gmail.parse.envelope import gmail_msgid_of
 from ..gmail.parse.filenames import type_for
 from ..request import Prepared, Request
 from . import inputs
@@ -141,7 +142,12 @@ def same_topic(subject: str | None, other: str | None) -> bool:
 
 def detached_warning(who: str, subject: str | None, original_subject: str | None, in_reply_to: str) -> str:
     """Why a reply did not join its thread, as far as can be told from here."""
-    if not same_topic(subject, original_subject):
+    if gmail_msgid_of(in_reply_to) is not None:
+        cause = (
+            "the answered message has no Message-ID (it was shown as its Gmail id), so the reply cannot "
+            "name it in In-Reply-To or References, which Gmail needs to put a reply into a thread"
+        )
+    elif not same_topic(subject, original_subject):
         cause = (
             f'the likely cause is the subject: "{subject or ""}" is not the answered message\'s '
             f'"{original_subject or ""}" (Gmail threads a reply only when the subjects match, apart from '

@@ -20,7 +20,7 @@ from ..runtime import Runtime
 from . import budget, inputs
 from .cursor import Key, decode, fingerprint, key_of, newest_first
 from .session import SearchFailure, each_mailbox
-from .summary import INBOX, MessageState, carries, is_processed, iso, message_state
+from .summary import INBOX, MESSAGE_ID_WORDS, MessageState, carries, is_processed, iso, message_state
 
 MAX_MATCHES = 5000
 HIT_ITEMS = ["INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS"]
@@ -29,7 +29,7 @@ ONE_FETCH_LIMIT = 200
 
 
 class NewestMatch(BaseModel):
-    message_id: str | None = Field(description="Message-ID without angle brackets")
+    message_id: str | None = Field(description=MESSAGE_ID_WORDS)
     from_: Address | None = Field(alias="from")
     received_at: str | None = Field(description="INTERNALDATE, ISO-8601 UTC")
     state: MessageState

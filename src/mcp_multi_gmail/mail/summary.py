@@ -22,9 +22,16 @@ INBOX = "\\Inbox"
 MessageState = Literal["received", "sent", "draft", "scheduled"]
 
 
+# What a shown message_id is (parse.envelope.gmail_id for a message whose header has none).
+MESSAGE_ID_WORDS = (
+    "Message-ID without angle brackets, or gmail-msgid-<Gmail's own id> for a message without one "
+    "(every tool that takes a message id accepts both)"
+)
+
+
 class MessageSummary(BaseModel):
     account: str
-    message_id: str | None = Field(description="Message-ID without angle brackets; the stable reference")
+    message_id: str | None = Field(description=f"{MESSAGE_ID_WORDS}; the stable reference")
     uid: int = Field(description="UID in All Mail, valid only for this answer")
     thread_id: str | None
     subject: str | None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -81,12 +81,22 @@ def _readers() -> dict[bytes, tuple[str, Callable[[Any], object]]]:
     }
 
 
+def _with_gmail_id(envelope: EnvelopeInfo, msgid: int) -> EnvelopeInfo:
+    """A header without a Message-ID: the envelope gets the one id the server shows for such a
+    message (parse.envelope.gmail_id), so every listing names it and every tool finds it."""
+    from ..parse.envelope import gmail_id
+
+    return replace(envelope, message_id=gmail_id(msgid))
+
+
 def fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
     """One message's FETCH answer (imapclient's dict of items) as a Fetched."""
     item = Fetched(uid=uid)
     for key, (name, read) in _readers().items():
         if key in data:
             setattr(item, name, read(data[key]))
+    if item.envelope is not None and item.envelope.message_id is None and item.gmail_msgid is not None:
+        item.envelope = _with_gmail_id(item.envelope, item.gmail_msgid)
     auth = data.get(_AUTH_KEY)
     if auth is None:  # a server may echo the field list in its own spelling
         auth = next((v for k, v in data.items() if bytes(k).upper().startswith(b"BODY[HEADER.FIELDS")), None)

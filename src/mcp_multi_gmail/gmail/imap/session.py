@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import deadline
 from ...errors import MailError
-from ..parse.envelope import header_fragment, raw_searchable
+from ..parse.envelope import gmail_id, gmail_msgid_of, header_fragment, raw_searchable
 from ..refusals import is_transient
 from ..special_folders import MailboxKey, SpecialFolders
 from .answers import Fetched, fetched, first_part_item, text
@@ -196,11 +196,14 @@ class ImapSession:
     def search_message_id(self, bare: str) -> list[int]:
         """UIDs of one Message-ID (in the form parse.envelope.bare_id gives) in the open folder.
 
-        X-GM-RAW first (one command when it knows the message, and when its quoted phrase can hold
-        the id); Gmail's search index lags behind new mail, so a miss is asked once more by the
+        The shown id of a message without a Message-ID (parse.envelope.gmail_id) is asked by its
+        X-GM-MSGID. Else X-GM-RAW first (one command when it knows the message, and when its quoted
+        phrase can hold the id); Gmail's search index lags behind new mail, so a miss is asked once more by the
         header itself, and then by the header's words for an id written with spaces or comments."""
+        msgid = gmail_msgid_of(bare)
         return (
-            (self.search_raw(f'rfc822msgid:"{bare}"') if raw_searchable(bare) else [])
+            (self.search_gmail_msgid(msgid) if msgid is not None else [])
+            or (self.search_raw(f'rfc822msgid:"{bare}"') if raw_searchable(bare) else [])
             or self.search_header_ids([bare])
             or self.search_spaced_ids([bare])
         )
@@ -234,6 +237,8 @@ class ImapSession:
             key = item.envelope.message_id if item.envelope else None
             if key is not None:
                 found.setdefault(key.casefold(), []).append(item)
+            if item.gmail_msgid is not None and key != gmail_id(item.gmail_msgid):  # also by its Gmail id
+                found.setdefault(gmail_id(item.gmail_msgid), []).append(item)
         return found
 
     def find_message_ids(self, bare_ids: list[str]) -> dict[str, list[Fetched]]:
@@ -241,12 +246,16 @@ class ImapSession:
 
         Ids the search index does not know yet (it lags behind new mail) are looked for once more by
         their header, in one more search and FETCH, so that cost is paid only on a miss. Keys are the
-        ids as the envelopes carry them, case-folded (Gmail matches them that way)."""
+        ids as the envelopes carry them, case-folded (Gmail matches them that way), and each
+        message's Gmail id (parse.envelope.gmail_id), which its X-GM-MSGID finds."""
         if not bare_ids:
             return {}
         uids: set[int] = set()
+        gmail_ids = {bare: gmail_msgid_of(bare) for bare in bare_ids}
+        for msgid in {m for m in gmail_ids.values() if m is not None}:  # rare: one SEARCH each
+            uids.update(self.search_gmail_msgid(msgid))
         # An id X-GM-RAW's quoted phrase cannot hold (a quote, a space) goes by its header only.
-        for batch in id_batches([bare for bare in bare_ids if raw_searchable(bare)]):
+        for batch in id_batches([bare for bare, msgid in gmail_ids.items() if msgid is None and raw_searchable(bare)]):
             terms = " ".join(f'rfc822msgid:"{bare}"' for bare in batch)
             uids.update(self.search_raw(f"{{{terms}}}" if len(batch) > 1 else terms))
         found = self._by_message_id(sorted(uids))
@@ -265,6 +274,8 @@ class ImapSession:
     def fetch(self, uids: list[int], items: list[str]) -> dict[int, Fetched]:
         """UID FETCH of a whole set: one command per UIDS_PER_COMMAND messages, never one per message."""
         found: dict[int, Fetched] = {}
+        if "ENVELOPE" in items and "X-GM-MSGID" not in items:  # the shown id of a message without one
+            items = [*items, "X-GM-MSGID"]
         for batch in uid_batches(uids):
             answer = self.client.fetch(batch, items)
             found.update((int(uid), fetched(int(uid), data)) for uid, data in answer.items())

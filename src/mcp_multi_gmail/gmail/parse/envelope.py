@@ -58,6 +58,25 @@ def bare_id(value: str | bytes | None) -> str | None:
     return _unspaced(text) or None
 
 
+# A message whose header has no Message-ID (only imported mail lacks one; BEHAVIOURS.md "A message
+# without a Message-ID") is shown, and accepted back, under Gmail's own id of it, X-GM-MSGID.
+# RFC 5322 ids always hold an "@", so no conforming id takes this form.
+GMAIL_ID_PREFIX = "gmail-msgid-"
+_GMAIL_ID = re.compile(r"gmail-msgid-([0-9]{1,20})", re.IGNORECASE)
+
+
+def gmail_id(msgid: int) -> str:
+    """The id shown for a message without a Message-ID: GMAIL_ID_PREFIX and its X-GM-MSGID."""
+    return f"{GMAIL_ID_PREFIX}{msgid}"
+
+
+def gmail_msgid_of(bare: str) -> int | None:
+    """The X-GM-MSGID a shown id of the `gmail_id` form names, or None for any other id."""
+    match = _GMAIL_ID.fullmatch(bare)
+    value = int(match.group(1)) if match else None
+    return value if value is not None and 0 < value < 2**64 else None
+
+
 _ID_WORD = re.compile(r'[^\s"\\@.<>()\[\]]+')
 
 
