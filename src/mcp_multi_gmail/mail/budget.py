@@ -24,8 +24,10 @@ BODY_ROOM = 10_000
 # What a cut string ends with, so a reader sees that it is not the whole value.
 CUT_MARK = "…[cut]"
 
-# The budget as the result fields' descriptions name it: "40 000-character budget".
-BUDGET_WORDS = f"{RESULT_BUDGET:,}-character budget".replace(",", " ")
+# The budget's number as descriptions write it ("40 000"), and as the result fields name it:
+# "40 000-character budget". Tool descriptions write "{budget}" where the number goes (tools/common).
+BUDGET_NUMBER = f"{RESULT_BUDGET:,}".replace(",", " ")
+BUDGET_WORDS = f"{BUDGET_NUMBER}-character budget"
 # What a page of threads holds when the budget ended it (mg_search_threads, mg_next_pass).
 FEWER_THREADS = (
     f"the result reached its {BUDGET_WORDS} before the page was full, so it holds fewer threads than asked for; "

@@ -36,7 +36,7 @@ def register(tool: Registrar, runtime: Runtime, instructions: Callable[[], str])
         """List every configured mailbox with its settings (never its password): short name, address,
         pass scope, the processed label and the classification labels with their meanings (choose a
         category by its meaning), sending rights, allowed recipients, signatures and aliases; also
-        the start-up warnings (meanings too long for the 40 000-character result end in "…[cut]"; every
+        the start-up warnings (meanings too long for the {budget}-character result end in "…[cut]"; every
         mailbox is listed). With `verify: true` every login is checked at once; the outcome is in
         `failures`, beside the results, never instead of them. Never an error result, except
         `config_invalid` while the configuration has not loaded (repair mode)."""

@@ -146,6 +146,8 @@ class Registrar:
 
     def __call__(self, name: str, title: str, annotations: ToolAnnotations) -> Callable[[F], F]:
         def register(fn: F) -> F:
+            if fn.__doc__:  # the description names the budget's number where it writes "{budget}"
+                fn.__doc__ = fn.__doc__.replace("{budget}", budget.BUDGET_NUMBER)
             wrapped = structured_errors(within_deadline(self._runtime)(fn))
             self._server.tool(name=name, title=title, annotations=annotations)(wrapped)
             return fn
