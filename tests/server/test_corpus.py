@@ -65,7 +65,8 @@ def _shards() -> list[tuple[str, str]]:
     share the corpus: every source under the default rule, and under the other rule the messages
     it reads differently, together (a few of them)."""
     sources = sorted({name.split("/", 1)[0] for name in corpus_files()})
-    return [(Knobs().header_end, source) for source in sources] + [("blank_line", "")]
+    default: str = Knobs().header_end
+    return [(default, source) for source in sources] + [("blank_line", "")]
 
 
 @pytest.fixture(scope="module", params=_shards(), ids=lambda shard: "-".join(filter(None, shard)))
