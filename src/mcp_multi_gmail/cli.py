@@ -251,6 +251,8 @@ def serve(config_arg: str | None) -> int:
 
 def _run_stdio(server: MCPServer, exit_code: Callable[[], int]) -> int:
     """Serve until the client closes stdin; the process then ends in lifetime.py, within 2 s."""
-    from .server.lifetime import run_stdio
+    from .server.build import after_tools_built
+    from .server.lifetime import freeze_long_lived, run_stdio
 
+    after_tools_built(server, freeze_long_lived)  # this process only: the tests' servers share theirs
     run_stdio(server, exit_code)

@@ -21,18 +21,23 @@ LATE = [
 ]
 
 PROBE = """
-import asyncio, json, os, sys
+import asyncio, gc, json, os, sys
 from pathlib import Path
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
+from mcp_multi_gmail.server.build import after_tools_built
+from mcp_multi_gmail.server.lifetime import freeze_long_lived
 
 late = json.loads(sys.argv[2])
 runtime = Runtime.load(Path(sys.argv[1]), environ=os.environ)
 server = build_server(runtime)
+after_tools_built(server, freeze_long_lived)  # as cli.py wires the stdio server
 before = [name for name in late if name in sys.modules]
+frozen_before = gc.get_freeze_count()
 tools = asyncio.run(server.list_tools())
 after = [name for name in late if name in sys.modules]
-print(json.dumps({"before": before, "after": after, "tools": len(tools)}))
+frozen = [frozen_before, gc.get_freeze_count()]
+print(json.dumps({"before": before, "after": after, "tools": len(tools), "frozen": frozen}))
 """
 
 
@@ -50,3 +55,5 @@ def test_heavy_modules_wait_for_the_first_tool_use(emulator: GmailEmulator, writ
     seen = json.loads(done.stdout)
     assert seen["before"] == [], "loaded before any tool was asked for"
     assert seen["tools"] >= 10 and "mcp_multi_gmail.server.tools.read" in seen["after"]
+    # Once the tools are built, what exists is left out of later garbage collections (lifetime.py).
+    assert seen["frozen"][0] == 0 < seen["frozen"][1]

@@ -223,13 +223,25 @@ class _ToolsOnFirstUse:
     def __init__(self, manager: Any, register: Callable[[], None]) -> None:
         self._manager = manager
         self._register: Callable[[], None] | None = register
+        self.then: Callable[[], None] | None = None  # after_tools_built
 
     def __getattr__(self, name: str) -> Any:
         register, self._register = self._register, None
         if register is not None:
             register()  # its add_tool calls come back here and go straight through
+            if self.then is not None:
+                self.then()
         return getattr(self._manager, name)
 
 
 def _register_on_first_use(server: MCPServer, register: Callable[[], None]) -> None:
     server._tool_manager = _ToolsOnFirstUse(server._tool_manager, register)  # type: ignore[assignment]
+
+
+def after_tools_built(server: MCPServer, then: Callable[[], None]) -> None:
+    """Call `then` once the tools are built (at the first tools/list or tools/call), or now."""
+    manager = server._tool_manager
+    if isinstance(manager, _ToolsOnFirstUse) and manager._register is not None:
+        manager.then = then
+    else:
+        then()

@@ -17,6 +17,7 @@ whose client is gone (the journal is on disk, stdout and stderr are flushed, log
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import sys
@@ -58,6 +59,14 @@ async def end_sessions() -> None:
     with anyio.move_on_after(THREADS_GRACE_S):
         while OPEN.count:
             await anyio.sleep(0.01)
+
+
+def freeze_long_lived() -> None:
+    """Leave what exists now (the SDK, the tools and their schemas: most of the process's objects)
+    out of every later garbage collection. A full collection walks every object it tracks; over
+    all of those it paused the server for ~0.1 s in the middle of a call. Their memory is freed as
+    before when nothing refers to them any more; only cycles among them are never collected."""
+    gc.freeze()
 
 
 def run_stdio(server: MCPServer, exit_code: Callable[[], int] = lambda: 0) -> NoReturn:
