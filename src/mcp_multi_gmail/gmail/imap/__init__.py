@@ -4,7 +4,8 @@
 - `login`: connect, LOGIN, LOGOUT, and `logged_in`, the lifetime of one session;
 - `worker`: `run_on_worker`, the async doorway onto a worker thread within the connection cap;
 - `answers`: the FETCH-answer model; `batches`: command-line batching; `failures`: what a
-  refusal or a broken connection means for the call.
+  refusal or a broken connection means for the call; `tokens`: a fast lexer for imapclient's
+  response parser.
 
 imapclient itself is imported at the first connection, not here: the server answers
 `initialize` before any mailbox is touched.

@@ -22,6 +22,7 @@ from ..endpoint import Endpoint
 from ..refusals import THROTTLED, command_refused, login_refused
 from ..special_folders import SpecialFolders
 from ..xoauth2 import imap_login
+from . import tokens
 from .answers import text
 from .failures import TooManyConnections, connection_broke, gmail_reason, network_error, too_many_connections
 from .session import ImapSession
@@ -74,6 +75,7 @@ def _client_class() -> type[IMAPClient]:
                 return _NoEarlyCapability(self.host, self.port, self.ssl_context, connect_timeout)
 
         _CLIENT_CLASS = _Client
+        tokens.install()
     return _CLIENT_CLASS
 
 
