@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -27,6 +27,9 @@ def text(value: object) -> str:
     return str(value)
 
 
+_UNREAD: Any = object()  # an ENVELOPE answer not decoded yet
+
+
 @dataclass
 class Fetched:
     """What one FETCH told us about one message (fields not asked for stay None)."""
@@ -38,10 +41,21 @@ class Fetched:
     labels: tuple[str, ...] | None = None
     flags: tuple[str, ...] | None = None
     size: int | None = None
-    envelope: EnvelopeInfo | None = None
     parts: list[Part] | None = None
     auth_header: bytes | None = None
     first_part: bytes | None = None  # the beginning of part 1, when asked for (first_part_item)
+    # ENVELOPE as imapclient parsed it, decoded at the first read of `envelope`: a search reads
+    # the envelopes of every match but shows those of its page only.
+    envelope_answer: Any = field(default=_UNREAD, repr=False)
+    _envelope: EnvelopeInfo | None = field(default=None, repr=False)
+
+    @property
+    def envelope(self) -> EnvelopeInfo | None:
+        """The decoded ENVELOPE, or None when it was not asked for."""
+        if self.envelope_answer is not _UNREAD:
+            self._envelope = _decoded_envelope(self.envelope_answer, self.gmail_msgid)
+            self.envelope_answer = _UNREAD
+        return self._envelope
 
 
 def first_part_item(length: int) -> str:
@@ -67,7 +81,6 @@ def _aware(value: object) -> datetime | None:
 def _readers() -> dict[bytes, tuple[str, Callable[[Any], object]]]:
     """FETCH item -> the Fetched field it fills and how its value is read (built at the first answer)."""
     from ..parse.bodystructure import parts
-    from ..parse.envelope import envelope_info
 
     return {
         b"X-GM-THRID": ("thread_id", int),
@@ -76,17 +89,20 @@ def _readers() -> dict[bytes, tuple[str, Callable[[Any], object]]]:
         b"X-GM-LABELS": ("labels", lambda raw: tuple(_label(x) for x in raw or ())),
         b"FLAGS": ("flags", lambda raw: tuple(text(x) for x in raw or ())),
         b"RFC822.SIZE": ("size", int),
-        b"ENVELOPE": ("envelope", envelope_info),
+        b"ENVELOPE": ("envelope_answer", lambda raw: raw),
         b"BODYSTRUCTURE": ("parts", parts),
     }
 
 
-def _with_gmail_id(envelope: EnvelopeInfo, msgid: int) -> EnvelopeInfo:
-    """A header without a Message-ID: the envelope gets the one id the server shows for such a
-    message (parse.envelope.gmail_id), so every listing names it and every tool finds it."""
-    from ..parse.envelope import gmail_id
+def _decoded_envelope(answer: Any, msgid: int | None) -> EnvelopeInfo:
+    """The decoded ENVELOPE. A header without a Message-ID gets the one id the server shows for
+    such a message (parse.envelope.gmail_id), so every listing names it and every tool finds it."""
+    from ..parse.envelope import envelope_info, gmail_id
 
-    return replace(envelope, message_id=gmail_id(msgid))
+    envelope = envelope_info(answer)
+    if envelope.message_id is None and msgid is not None:
+        return replace(envelope, message_id=gmail_id(msgid))
+    return envelope
 
 
 def fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
@@ -95,8 +111,6 @@ def fetched(uid: int, data: dict[bytes, Any]) -> Fetched:
     for key, (name, read) in _readers().items():
         if key in data:
             setattr(item, name, read(data[key]))
-    if item.envelope is not None and item.envelope.message_id is None and item.gmail_msgid is not None:
-        item.envelope = _with_gmail_id(item.envelope, item.gmail_msgid)
     auth = data.get(_AUTH_KEY)
     if auth is None:  # a server may echo the field list in its own spelling
         auth = next((v for k, v in data.items() if bytes(k).upper().startswith(b"BODY[HEADER.FIELDS")), None)

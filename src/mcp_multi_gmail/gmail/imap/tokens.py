@@ -35,18 +35,14 @@ _TOKENS = re.compile(_SPACE + rb"(" + _ATOM + rb"|" + _QUOTED + rb"|.)", re.DOTA
 _SOUND = re.compile(
     rb"(?:" + _SPACE + rb"(?:" + _ATOM + rb"(?![\[\"])|" + _QUOTED + rb"|" + _SINGLE + rb"))*+" + _SPACE, re.DOTALL
 )
-_ESCAPE = re.compile(rb"\\(.)", re.DOTALL)
+# An escaped quote or backslash; any other backslash stays, as does the octet after it.
+_ESCAPE = re.compile(rb'\\([\\"])')
 _UNCLOSED = {b"[": "No closing ']'", b'"': "No closing '\"'"}
-
-
-def _unescaped(match: re.Match[bytes]) -> bytes:
-    escaped = match.group(1)
-    return escaped if escaped in (b'"', b"\\") else match.group(0)
 
 
 def _unquoted(token: bytes) -> bytes:
     """A quoted token with its backslash escapes of '"' and "\\" undone (any other kept)."""
-    return _ESCAPE.sub(_unescaped, token) if token[:1] == b'"' and b"\\" in token else token
+    return _ESCAPE.sub(rb"\1", token) if b"\\" in token and token[:1] == b'"' else token
 
 
 def _broken(condition: bool, line: bytes | None = None) -> None:
@@ -61,7 +57,10 @@ def line_tokens(line: bytes) -> list[bytes] | Iterator[bytes]:
     if _SOUND.fullmatch(line) is None:
         return _checked_tokens(line)
     found: list[bytes] = _TOKENS.findall(line)
-    return [_unquoted(token) for token in found] if b"\\" in line else found
+    if b"\\" not in line:
+        return found
+    # Only a quoted token can hold an escape ("\\Seen" is an atom, kept as it is).
+    return [_ESCAPE.sub(rb"\1", token) if b"\\" in token and token[:1] == b'"' else token for token in found]
 
 
 def _checked_tokens(line: bytes) -> Iterator[bytes]:
