@@ -71,8 +71,9 @@ def raise_if_it_stops_the_call(error: Exception) -> None:
 
 
 def accepted(command: Callable[..., object], *args: Any, **kwargs: Any) -> bool:
-    """Run a write command; False when Gmail refuses it (tagged NO/BAD), unless the refusal ends
-    the whole call. A broken connection raises as it is."""
+    """Run a command whose refusal is an outcome, not a failure (a write; a FETCH with an item it
+    can do without); False when Gmail refuses it (tagged NO/BAD), unless the refusal ends the
+    whole call. A broken connection raises as it is."""
     from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
 
     try:

@@ -237,8 +237,9 @@ class ImapSession:
             key = item.envelope.message_id if item.envelope else None
             if key is not None:
                 found.setdefault(key.casefold(), []).append(item)
-            if item.gmail_msgid is not None and key != gmail_id(item.gmail_msgid):  # also by its Gmail id
-                found.setdefault(gmail_id(item.gmail_msgid), []).append(item)
+            shown = gmail_id(item.gmail_msgid) if item.gmail_msgid is not None else None
+            if shown is not None and shown != key:  # also by its Gmail id
+                found.setdefault(shown, []).append(item)
         return found
 
     def find_message_ids(self, bare_ids: list[str]) -> dict[str, list[Fetched]]:
@@ -285,15 +286,10 @@ class ImapSession:
         """`fetch` with the first `length` octets of every message's part 1 in the same command
         (Fetched.first_part), which is most often the text part; a refused FETCH is asked once
         more without them."""
-        from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
-
-        try:
-            return self.fetch(uids, [*items, first_part_item(length)])
-        except IMAPClientAbortError:
-            raise
-        except IMAPClientError as error:
-            raise_if_it_stops_the_call(error)
-            return self.fetch(uids, items)
+        found: dict[int, Fetched] = {}
+        if accepted(lambda: found.update(self.fetch(uids, [*items, first_part_item(length)]))):
+            return found
+        return self.fetch(uids, items)
 
     def fetch_all(self, items: list[str]) -> dict[int, Fetched]:
         """Every message of the open folder: one SEARCH ALL and one FETCH (an empty folder costs nothing)."""
