@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from toolcalls import Call, error, ok
@@ -56,6 +57,13 @@ async def shown_id(call: Call, runtime: Runtime, thread_id: int) -> str:
     return found
 
 
+async def send_reply(call: Call, runtime: Runtime, in_reply_to: str, **extra: Any) -> dict[str, Any]:
+    """mg_send_message answering `in_reply_to` (its subject comes from the answered message)."""
+    args = {"account": "o", "to": ["petr@partner.example"], "body": "Ahoj.", "in_reply_to": in_reply_to}
+    sent: dict[str, Any] = await ok(call, runtime, "mg_send_message", **args, **extra)
+    return sent
+
+
 async def test_each_odd_message_id_is_accepted_back_by_every_tool(
     emulator: GmailEmulator, runtime: Runtime, call: Call
 ) -> None:
@@ -92,15 +100,7 @@ async def test_each_odd_message_id_is_accepted_back_by_every_tool(
         mine = next(m for m in after if m.msgid == info.msgid)
         assert "\\Flagged" in mine.flags and "Asistent" not in mine.labels, name
         if name == "ruby-mail/rfc2822/example13.eml":  # one send is enough: it takes the id as drafts do
-            sent = await ok(
-                call,
-                runtime,
-                "mg_send_message",
-                account="o",
-                to=["petr@partner.example"],
-                body="Ahoj.",
-                in_reply_to=bare,
-            )
+            sent = await send_reply(call, runtime, bare)
             assert sent["message_id"]
             assert any(f"In-Reply-To: <{bare}>".encode() in entry.data for entry in emulator.outbox())
         trashed = await ok(call, runtime, "mg_trash_message", account="o", message_id=bare)
@@ -155,16 +155,7 @@ async def test_a_message_without_message_id_is_shown_by_its_gmail_id_and_every_t
     assert b"Subject: Re: uudecoding" in saved_draft.raw
     # Gmail threads a reply by those headers (Google's threading rules), so it is told, not hidden.
     assert draft["joined_thread"] is False and "no Message-ID" in draft["warning"]
-    sent = await ok(
-        call,
-        runtime,
-        "mg_send_message",
-        account="o",
-        to=["petr@partner.example"],
-        body="Ahoj.",
-        in_reply_to=shown,
-        references=[f"<{SHARED}> {shown}"],
-    )
+    sent = await send_reply(call, runtime, shown, references=[f"<{SHARED}> {shown}"])
     [entry] = [e for e in emulator.outbox() if sent["message_id"].encode() in e.data]
     assert b"In-Reply-To" not in entry.data and b"Subject: Re: uudecoding" in entry.data
     assert f"References: <{SHARED}>\r\n".encode() in entry.data  # the real id stays, the Gmail one goes
