@@ -136,6 +136,27 @@ def fit_list_page(result_for: Callable[[int], M], count: int, field: str) -> M:
     return whole if k == count else result_for(k)
 
 
+# ---------------------------------------------------------------- what a result left out
+
+
+class Cut(BaseModel):
+    """One list or string that a result holds only part of, and how to reach the rest."""
+
+    field: str = Field(description="Dotted path of the list or string, e.g. attachments, to, messages.3.cc")
+    shown: int = Field(description="What the result holds: items of a list, characters of a string")
+    total: int = Field(description="What there is: items of the whole list, characters of the whole string")
+    how_to_get_the_rest: str = Field(description="The call that brings the rest, or that no call can")
+
+
+def cut_field() -> Any:
+    """A result's `cut`: every tool result has it, empty when nothing was left out."""
+    return Field(
+        default_factory=list,
+        description="What this result left out: one entry per list or string it holds only part of (empty when "
+        "nothing was left out). Tell the user the true total, not only what is shown",
+    )
+
+
 # ---------------------------------------------------------------- the page fields of a result
 
 
