@@ -16,6 +16,9 @@ ErrorCode = Literal[
     "duplicate_send",
     "upstream_error",
     "config_invalid",
+    # An unsubscribe that cannot be done safely (unsigned header, a URL or address it may not
+    # contact); nothing was contacted and nothing sent.
+    "unsubscribe_refused",
 ]
 
 RefusalKind = Literal["web_login", "imap_disabled", "overquota", "signed_out"]
