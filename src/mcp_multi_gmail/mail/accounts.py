@@ -71,6 +71,7 @@ class ListAccountsResult(BaseModel):
         default_factory=list, description="Start-up warnings (Czech), the lines stderr shows after POZOR:"
     )
     confirm_sends: bool = Field(default=False, description="True: the client asks the user before every send")
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 class ReloadResult(BaseModel):
@@ -88,6 +89,7 @@ class ReloadResult(BaseModel):
         description="Only when this reload ended repair mode or changed them: the server instructions for "
         "the loaded configuration (they replace the ones given at start). Follow them.",
     )
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 def describe(account: Account) -> AccountInfo:

@@ -46,6 +46,7 @@ class DraftResult(BaseModel):
     signature: str | None
     quoted: bool
     warning: str | None
+    cut: list[budget.Cut] = budget.cut_field()
 
     model_config = {"populate_by_name": True}
 
@@ -63,6 +64,7 @@ class DraftsResult(BaseModel):
     drafts: list[DraftSummary]
     next_page_token: str | None = budget.next_page_field("drafts")
     page_budget_exhausted: bool = budget.page_cut_field(budget.fewer_than_there_are("drafts"))
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 def new_message_id(address: str) -> str:

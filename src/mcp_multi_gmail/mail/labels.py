@@ -47,7 +47,9 @@ class LabelOutcome(BaseModel):
     detail: str | None
 
 
-class LabelChange(BaseModel):
+class _Change(BaseModel):
+    """What a message label change and a thread label change both report (each adds `cut` last)."""
+
     account: str
     label: str
     action: Literal["added", "removed"]
@@ -57,6 +59,10 @@ class LabelChange(BaseModel):
     messages: list[LabelOutcome]
     window: WindowState | None = Field(default=None, description="With since: the window as a new pass sees it")
     messages_omitted: int = _omitted("Outcomes", "messages", " (counted in succeeded)", "other outcome")
+
+
+class LabelChange(_Change):
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 class ThreadOutcome(BaseModel):
@@ -70,7 +76,7 @@ class ThreadOutcome(BaseModel):
     failed_messages: int
 
 
-class ThreadLabelChange(LabelChange):
+class ThreadLabelChange(_Change):
     thread_id: str | None = Field(description="The thread of a thread_id call; null with thread_ids")
     classification_before: list[str] = Field(description="With thread_id; [] with thread_ids (see threads)")
     classification_after: list[str]
@@ -80,6 +86,7 @@ class ThreadLabelChange(LabelChange):
         "only failed messages"
     )
     threads_omitted: int = _omitted("Thread outcomes", "threads", "", "not_found/failed thread")
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 class FlagsResult(BaseModel):
@@ -90,6 +97,7 @@ class FlagsResult(BaseModel):
     flags_after: list[str]
     changed: list[str]
     already_set: list[str]
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 def _has(item: Fetched | None, label: str) -> bool | None:
@@ -219,7 +227,7 @@ def _counts(account: Account, label: str, add: bool, created: bool, messages: li
     }
 
 
-Change = TypeVar("Change", bound=LabelChange)
+Change = TypeVar("Change", bound=_Change)
 
 
 def fit_outcomes(change: Change, field: Literal["messages", "threads"] = "messages") -> Change:

@@ -84,6 +84,7 @@ class PassResult(BaseModel):
     searched: list[str]
     failures: list[SearchFailure]
     page_budget_exhausted: bool = budget.page_cut_field(budget.FEWER_THREADS)
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 def or_tree(thread_ids: list[int]) -> list[Any]:

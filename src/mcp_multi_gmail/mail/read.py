@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
@@ -123,6 +123,7 @@ class ThreadResult(BaseModel):
     page_budget_exhausted: bool = budget.page_cut_field(
         "the budget filled, so `messages` is not the whole thread (see next_page_token)"
     )
+    cut: list[budget.Cut] = budget.cut_field()
 
     @model_serializer(mode="wrap")
     def _only_asked(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -230,14 +231,36 @@ def _thread_messages(
 
 
 def _cut_last_body(page: ThreadResult) -> ThreadResult:
-    """A page of one message that is too large alone: its body window ends where the budget does."""
+    """A page of one message that is too large alone: its body window ends where the budget does,
+    and the other fields are cut to leave it budget.BODY_ROOM (each cut named in `cut`)."""
     [last] = page.messages
-    if not last.body:
-        return page  # nothing to cut here; the tools' last resort shortens the rest
-    # Measured with `false` in the flag (the longer word); it turns true only where the body was cut.
-    others = budget.size(page.model_copy(update={"messages": [], "body_budget_exhausted": False}))
-    fitted, cut = _body_within(last, others)
-    return page.model_copy(update={"messages": [fitted], "body_budget_exhausted": cut})
+    body = last.body or ""
+    flagged = "body_budget_exhausted" in page.model_fields_set  # only a call with bodies has the flag
+
+    def put(result: ThreadResult, text: str) -> ThreadResult:
+        [message] = result.messages
+        short = len(text) < len(body)
+        fitted = message.model_copy(
+            update={"body": None if last.body is None else text, "body_truncated": bool(last.body_truncated) or short}
+        )
+        update: dict[str, Any] = {"messages": [fitted]}
+        if flagged:
+            update["body_budget_exhausted"] = short
+        entry = body_cut("messages.0.body", text, last.body_total_length or 0, last.message_id, 0)
+        return budget.with_cuts(result.model_copy(update=update), *([entry] if short else []), dropping=(entry.field,))
+
+    return budget.with_text(page, body, put, tool="mg_get_thread")
+
+
+def body_cut(field: str, shown: str, total: int, message_id: str | None, offset: int) -> budget.Cut:
+    """The `cut` entry of a body window the budget ended early: where mg_get_message reads on."""
+    at = offset + len(shown)
+    how = (
+        f"mg_get_message with message_id={message_id} and body_offset={at} reads on"
+        if message_id
+        else budget.no_rest("mg_get_message")
+    )
+    return budget.Cut(field=field, shown=len(shown), total=total, how_to_get_the_rest=how)
 
 
 def _wants_body(item: Fetched, account: Account, bodies: str) -> bool:
@@ -297,19 +320,7 @@ class MessageResult(MessageSummary):
         description="true: the window ends before max_body_length because the result reached its "
         f"{budget.BUDGET_WORDS}; the rest follows with body_offset = body_offset + the length of body",
     )
-
-
-Windowed = TypeVar("Windowed", ThreadMessage, MessageResult)
-
-
-def _body_within(message: Windowed, others: int = 0) -> tuple[Windowed, bool]:
-    """`message` with its body window ending where the result budget does (`others` characters of
-    the result lie outside it), and whether the window was cut. Measured with `false` in
-    body_truncated (the longer word); it turns true only where the body was cut."""
-    body = message.body or ""
-    fitted = budget.with_text(message.model_copy(update={"body_truncated": False}), "body", body, others=others)
-    cut = len(fitted.body or "") < len(body)
-    return fitted.model_copy(update={"body_truncated": bool(message.body_truncated) or cut}), cut
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 def find_message(session: ImapSession, account: Account, bare: str) -> tuple[int, int]:
@@ -411,12 +422,23 @@ def _read_message(
 
 
 def _fit_body(result: MessageResult) -> MessageResult:
-    """The body window ends where the result budget does (the window's start stays)."""
-    if not result.body or budget.size(result) <= budget.RESULT_BUDGET:
+    """Within the budget: the body window ends where the budget does (its start stays), and the
+    other fields are cut to leave it budget.BODY_ROOM (each cut named in `cut`)."""
+    if budget.size(result) <= budget.RESULT_BUDGET:
         return result
-    # Measured with `false` in the flag (the longer word); it turns true only where the body was cut.
-    fitted, cut = _body_within(result.model_copy(update={"body_budget_exhausted": False}))
-    return fitted.model_copy(update={"body_budget_exhausted": cut})
+    body = result.body or ""
+
+    def put(message: MessageResult, text: str) -> MessageResult:
+        short = len(text) < len(body)
+        update = {
+            "body": None if result.body is None else text,
+            "body_truncated": result.body_truncated or short,
+            "body_budget_exhausted": short,
+        }
+        entry = body_cut("body", text, result.body_total_length, result.message_id, result.body_offset)
+        return budget.with_cuts(message.model_copy(update=update), *([entry] if short else []), dropping=("body",))
+
+    return budget.with_text(result, body, put, tool="mg_get_message")
 
 
 async def get_message(
@@ -448,6 +470,7 @@ class LabelsResult(BaseModel):
     total_labels: int | None = Field(default=None, description="Labels of the mailbox, on every page together")
     next_page_token: str | None = budget.next_page_field("labels")
     page_budget_exhausted: bool = budget.page_cut_field(budget.fewer_than_there_are("labels"))
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 def _label_order(label: str) -> tuple[str, str]:

@@ -55,6 +55,7 @@ class SearchResult(BaseModel):
     searched: list[str] = Field(description="Mailboxes that answered")
     failures: list[SearchFailure] = Field(description='With account "all": mailboxes that did not answer')
     page_budget_exhausted: bool = budget.page_cut_field(budget.FEWER_THREADS)
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 def newest_match(item: Fetched, account: Account, now: datetime) -> NewestMatch:
