@@ -179,9 +179,12 @@ def no_rest(tool: str | None) -> str:
     return f"No call brings the rest: {tool or 'this tool'} keeps every result within its {BUDGET_WORDS}"
 
 
-def next_page(tool: str, items: str) -> str:
-    """how_to_get_the_rest of a page the budget ended before it was full."""
-    return f"{tool} with page_token set to next_page_token (same arguments) brings the next {items}"
+def page_cut(tool: str, field: str, shown: int, total: int) -> list[Cut]:
+    """The `cut` of a page the budget ended before it was full: `shown` of the list's `total`
+    items, and next_page_token brings the next ones. (A page that ends where the call's page size
+    does is no cut: it holds what was asked for.)"""
+    how = f"{tool} with page_token set to next_page_token (same arguments) brings the next ones"
+    return [Cut(field=field, shown=shown, total=total, how_to_get_the_rest=how)]
 
 
 def cuts_of(model: BaseModel) -> list[Cut]:

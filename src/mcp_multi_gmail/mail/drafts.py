@@ -256,6 +256,7 @@ def _list(
             drafts=drafts[:count],
             next_page_token=encode(stamp, last) if (cut or more) and last else None,
             page_budget_exhausted=cut,
+            cut=budget.page_cut("mg_list_drafts", "drafts", count, len(ordered)) if cut else [],
         )
 
     return budget.fit_page(result_for, len(drafts))

@@ -240,9 +240,18 @@ def fit_outcomes(change: Change, field: Literal["messages", "threads"] = "messag
     trouble = [o for o in outcomes if o.outcome not in _SUCCEEDED]
     fine = [o for o in outcomes if o.outcome in _SUCCEEDED]
 
+    if isinstance(change, ThreadLabelChange) and field == "messages":
+        more = "mg_get_thread shows every message of the thread with its labels"
+    else:
+        more = f"the same call with fewer {'thread_ids' if field == 'threads' else 'message_ids'} lists each outcome"
+
     def result_for(count: int) -> Change:
         shown = fine[: count - 1] if count else []
-        return change.model_copy(update={field: trouble + shown, f"{field}_omitted": len(fine) - len(shown)})
+        left = len(fine) - len(shown)
+        how = f"The {left} left out all succeeded (changed or already, counted in succeeded); {more}"
+        entry = budget.Cut(field=field, shown=len(trouble) + len(shown), total=len(outcomes), how_to_get_the_rest=how)
+        page = change.model_copy(update={field: trouble + shown, f"{field}_omitted": left})
+        return budget.with_cuts(page, entry) if left else page
 
     # count - 1 successes: a page of "none" is one item here, so no success at all can be the answer.
     return budget.fit_page(result_for, len(fine) + 1)

@@ -266,6 +266,7 @@ def _result(
             searched=searched,
             failures=failures,
             page_budget_exhausted=count < len(page.keyed),
+            cut=budget.page_cut("mg_next_pass", "threads", count, total) if count < len(page.keyed) else [],
         )
 
     # The page ends where the result budget does; the token continues after its last thread.

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from ..config import Account
-from ..errors import MailError, not_found
+from ..errors import MailError, invalid_input, not_found
 from ..gmail.bodystream import SLICE_BYTES, read_window
 from ..gmail.connections import Searches
 from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
@@ -26,7 +26,7 @@ from ..runtime import Runtime
 from ..text import clean
 from . import bodies as bodies_
 from . import budget, inputs
-from .bodies import AttachmentInfo
+from .bodies import AttachmentInfo, attachments_cut
 from .cursor import Key, decode, encode, fingerprint, key_of
 from .preview import previews
 from .session import in_session
@@ -129,6 +129,13 @@ class ThreadResult(BaseModel):
     def _only_asked(self, handler: SerializerFunctionWrapHandler) -> Any:
         return _drop_unset(handler(self), self, ("body_budget_exhausted",))
 
+    def describe_cut(self, path: budget.JsonPath, shown: int, total: int) -> budget.Cut | None:
+        """A message's attachment list cut by the budget goes on in mg_get_message (budget.shrink)."""
+        if len(path) == 3 and path[0] == "messages" and path[2] == "attachments" and isinstance(path[1], int):
+            message = self.messages[path[1]]
+            return attachments_cut(budget.dotted(path), message.message_id, 0, shown, total)
+        return None
+
 
 def _read_thread(
     session: ImapSession,
@@ -183,8 +190,9 @@ def _read_thread(
     def result_for(count: int) -> ThreadResult:
         cut = count < len(full)
         token = encode(stamp, remaining[count - 1][0]) if cut and count else None
+        entries = budget.page_cut("mg_get_thread", "messages", count, len(messages)) if cut else []
         return result.model_copy(
-            update={"messages": full[:count], "next_page_token": token, "page_budget_exhausted": cut}
+            update={"messages": full[:count], "next_page_token": token, "page_budget_exhausted": cut, "cut": entries}
         )
 
     # Whole messages while they fit the result budget; the next page starts after the last one.
@@ -246,21 +254,10 @@ def _cut_last_body(page: ThreadResult) -> ThreadResult:
         update: dict[str, Any] = {"messages": [fitted]}
         if flagged:
             update["body_budget_exhausted"] = short
-        entry = body_cut("messages.0.body", text, last.body_total_length or 0, last.message_id, 0)
+        entry = bodies_.body_cut("messages.0.body", text, last.body_total_length or 0, last.message_id, 0)
         return budget.with_cuts(result.model_copy(update=update), *([entry] if short else []), dropping=(entry.field,))
 
     return budget.with_text(page, body, put, tool="mg_get_thread")
-
-
-def body_cut(field: str, shown: str, total: int, message_id: str | None, offset: int) -> budget.Cut:
-    """The `cut` entry of a body window the budget ended early: where mg_get_message reads on."""
-    at = offset + len(shown)
-    how = (
-        f"mg_get_message with message_id={message_id} and body_offset={at} reads on"
-        if message_id
-        else budget.no_rest("mg_get_message")
-    )
-    return budget.Cut(field=field, shown=len(shown), total=total, how_to_get_the_rest=how)
 
 
 def _wants_body(item: Fetched, account: Account, bodies: str) -> bool:
@@ -308,7 +305,12 @@ class MessageResult(MessageSummary):
         description="Characters of text the HTML hid from its reader (display:none, zero font size, …) and "
         "the conversion left out; more than 0 is worth mentioning to the user",
     )
-    attachments: list[AttachmentInfo]
+    attachments: list[AttachmentInfo] = Field(
+        description="The attachments from attachments_offset on, in part order. When they are not the whole "
+        "list (the budget ended it, or it starts later), `cut` has its entry: the true total and the "
+        "attachments_offset that lists the next ones"
+    )
+    attachments_offset: int = Field(default=0, description="Where `attachments` starts in the message's list")
     copies: int = Field(description="Messages in All Mail with this Message-ID (normally 1)")
     charset_used: str | None = Field(
         default=None,
@@ -321,6 +323,13 @@ class MessageResult(MessageSummary):
         f"{budget.BUDGET_WORDS}; the rest follows with body_offset = body_offset + the length of body",
     )
     cut: list[budget.Cut] = budget.cut_field()
+
+    def describe_cut(self, path: budget.JsonPath, shown: int, total: int) -> budget.Cut | None:
+        """The attachment list cut by the budget goes on at the next offset (budget.shrink)."""
+        if path != ("attachments",):
+            return None
+        start = self.attachments_offset
+        return attachments_cut("attachments", self.message_id, start, shown, start + total)
 
 
 def find_message(session: ImapSession, account: Account, bare: str) -> tuple[int, int]:
@@ -348,7 +357,7 @@ def html_part(structure: list[Part]) -> Part | None:
 
 
 def _read_message(
-    session: ImapSession, account: Account, bare: str, offset: int, limit: int, raw_html: bool
+    session: ImapSession, account: Account, bare: str, offset: int, limit: int, raw_html: bool, first: int = 0
 ) -> MessageResult:
     now = _now()
     session.open(ALL_MAIL)
@@ -405,20 +414,36 @@ def _read_message(
             window = text[start : start + limit]
             more = start + len(window) < total or not whole
     held.update(bodies_.header_contents(session, uid, structure, held))
-    return _fit_body(
-        MessageResult(
-            **summary.model_dump(by_alias=False),
-            body_format=body_format,
-            body=window,
-            body_offset=start,
-            body_total_length=total,
-            body_truncated=window is not None and more,
-            hidden_text_chars=hidden,
-            attachments=bodies_.attachment_list(structure, held) + files,
-            copies=copies,
-            charset_used=charset_used,
-        )
+    result = MessageResult(
+        **summary.model_dump(by_alias=False),
+        body_format=body_format,
+        body=window,
+        body_offset=start,
+        body_total_length=total,
+        body_truncated=window is not None and more,
+        hidden_text_chars=hidden,
+        attachments=bodies_.attachment_list(structure, held) + files,
+        copies=copies,
+        charset_used=charset_used,
     )
+    return _fit_body(_attachments_from(result, first))
+
+
+def _attachments_from(result: MessageResult, first: int) -> MessageResult:
+    """`result` (listing every attachment) with its attachments from offset `first` on; a later
+    page says so in `cut` whether or not the budget ends it too. An offset past the end is refused."""
+    count = len(result.attachments)
+    if not first:
+        return result
+    if first >= count:
+        have = f"has {count} attachments (offsets 0 to {count - 1})" if count else "has no attachments"
+        raise invalid_input(
+            f"attachments_offset {first} is past the end: message <{result.message_id}> {have}. Use the offset "
+            "that a result's `cut` entry for attachments names, or 0."
+        )
+    entry = attachments_cut("attachments", result.message_id, first, count - first, count)
+    page = result.model_copy(update={"attachments": result.attachments[first:], "attachments_offset": first})
+    return budget.with_cuts(page, entry)
 
 
 def _fit_body(result: MessageResult) -> MessageResult:
@@ -435,7 +460,7 @@ def _fit_body(result: MessageResult) -> MessageResult:
             "body_truncated": result.body_truncated or short,
             "body_budget_exhausted": short,
         }
-        entry = body_cut("body", text, result.body_total_length, result.message_id, result.body_offset)
+        entry = bodies_.body_cut("body", text, result.body_total_length, result.message_id, result.body_offset)
         return budget.with_cuts(message.model_copy(update=update), *([entry] if short else []), dropping=("body",))
 
     return budget.with_text(result, body, put, tool="mg_get_message")
@@ -448,11 +473,14 @@ async def get_message(
     body_offset: int,
     max_body_length: int,
     raw_html: bool = False,
+    attachments_offset: int = 0,
 ) -> MessageResult:
     bare = inputs.message_id(message_id)
     account = runtime.account(account_name)
     return await in_session(
-        runtime, account, lambda s: _read_message(s, account, bare, body_offset, max_body_length, raw_html)
+        runtime,
+        account,
+        lambda s: _read_message(s, account, bare, body_offset, max_body_length, raw_html, attachments_offset),
     )
 
 
@@ -518,6 +546,7 @@ async def list_labels(runtime: Runtime, account_name: str, page_token: str | Non
             if cut and count
             else None,
             page_budget_exhausted=cut,
+            cut=budget.page_cut("mg_list_labels", "labels", count, len(labels)) if cut else [],
         )
 
     return budget.fit_page(result_for, len(rest))

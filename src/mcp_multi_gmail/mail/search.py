@@ -168,15 +168,19 @@ def _page_result(
 ) -> SearchResult:
     page = newest_first(done, limit)
 
+    total = sum(hits.total for hits in done)
+
     def result_for(count: int) -> SearchResult:
+        cut = count < len(page.keyed)
         return SearchResult(
             threads=page.threads(count),
-            total_threads=sum(hits.total for hits in done),
+            total_threads=total,
             next_page_token=page.token(stamp, count),
             unavailable_threads=[u for hits in done for u in hits.unavailable],
             searched=searched,
             failures=failures,
-            page_budget_exhausted=count < len(page.keyed),
+            page_budget_exhausted=cut,
+            cut=budget.page_cut("mg_search_threads", "threads", count, total) if cut else [],
         )
 
     # The page ends where the result budget does; the token then continues after its last thread.
