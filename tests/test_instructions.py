@@ -328,6 +328,7 @@ def test_demo_mailboxes_keep_everything_optional() -> None:
     out = text(cfg, GUIDE)
     assert len(out) <= 1700, len(out)
     assert str(GUIDE) in out and "Miládka (https://miladka.cz)" in out and "osobni, tym, automaty" in out
+    assert "A result's `cut` says what it left out: report its true `total`." in out
 
 
 # --- repair mode --------------------------------------------------------------------------------
@@ -406,6 +407,7 @@ def test_operations_guide_covers_the_daily_rules() -> None:
         "platí i po štítkování",  # page tokens are cursors
         "html_as_text",
         "hidden_text_chars",
+        "hlas jeho `total`",  # what a result left out: the true total from `cut` (issue 33)
         "unchecked: true",
         "quote_original: false",
         "signature: false",

@@ -105,7 +105,8 @@ def register(tool: Registrar, runtime: Runtime) -> None:
         ] = 0,
     ) -> MessageResult:
         """One message by Message-ID: its summary, a window of its body and its attachments listed
-        (never downloaded here; use mg_get_attachment). The plain part is preferred; an HTML-only
+        (never downloaded here; use mg_get_attachment). A list too long for the result goes on with
+        attachments_offset, as its entry in `cut` says. The plain part is preferred; an HTML-only
         body comes converted to text (body_format "html_as_text"), without what the HTML hides from
         its reader (hidden_text_chars counts it); raw_html true gives the HTML itself. Long bodies
         come in windows: call again with body_offset while body_truncated is true (a window also ends
