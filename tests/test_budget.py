@@ -186,3 +186,32 @@ def test_merged_keeps_few_entries_as_they_are() -> None:
     [one] = budget.merged(many)
     assert (one.field, one.shown, one.total) == ("messages.*.cc", sum(range(99)), 9_900)
     assert one.how_to_get_the_rest.startswith("99 of these were cut") and "call 0" in one.how_to_get_the_rest
+
+
+def test_a_pass_thread_cut_by_the_budget_points_at_mg_get_thread() -> None:
+    from mcp_multi_gmail.domain import Address
+    from mcp_multi_gmail.mail.pass_ import PassMessage, PassResult, PassThread
+
+    def message(index: int) -> PassMessage:
+        sender = Address(name="Jana", address="jana@example.cz")
+        return PassMessage(
+            account="osobni", message_id=f"m{index}@example.cz", from_=sender, to=[sender], cc=[],
+            received_at=None, state="received", in_inbox=True, preview="Náhled zprávy. " * 20,
+        )  # fmt: skip
+
+    thread = PassThread(
+        account="osobni", thread_id="1849", subject="Dlouhé vlákno", message_count=400, last_received_at=None,
+        classification=[], user_labels=[], assigned=None, unprocessed=[message(i) for i in range(400)],
+        pending_outgoing=[],
+    )  # fmt: skip
+    result = PassResult(
+        searched_at="", since="", threads=[thread], total_threads=1, next_page_token=None, stale_threads=0,
+        drafts_in_window=0, scheduled_in_window=0, outside_scope_in_window=0, oldest_unprocessed_at=None,
+        window_clear=False, searched=["osobni"], failures=[],
+    )  # fmt: skip
+    small = budget.shrink(result, tool="mg_next_pass")
+    assert budget.size(small) <= budget.RESULT_BUDGET
+    [entry] = small.cut
+    assert entry.field == "threads.0.unprocessed" and entry.total == 400
+    assert entry.shown == len(small.threads[0].unprocessed) < 400
+    assert entry.how_to_get_the_rest == "mg_get_thread with thread_id=1849 lists every message of the thread"
