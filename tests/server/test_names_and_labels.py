@@ -162,6 +162,7 @@ async def test_raw_html_labelled_quoted_printable_is_not_decoded_into_junk(
 @pytest.mark.parametrize(
     ("mime_type", "content"),
     [("text/plain", WORDS.encode()), ("image/jpeg", b"... the picture goes here ...")],
+    ids=["text", "image"],
 )
 async def test_an_attachment_labelled_base64_that_is_not_is_saved_as_it_came(
     emulator: GmailEmulator, runtime: Runtime, call: Call, mime_type: str, content: bytes
