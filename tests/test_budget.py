@@ -84,6 +84,15 @@ def test_with_text_leaves_room_for_the_text() -> None:
     assert text.startswith(fitted.title) and budget.json_length(fitted.title) >= budget.BODY_ROOM - 50
 
 
+def test_with_text_keeps_only_the_room_a_short_text_needs() -> None:
+    crowded = Outer(title="", inner=[Inner(name="a" * 500, tags=["b" * 100] * 10) for _ in range(100)], count=1)
+    fitted = budget.with_text(crowded, "Krátké tělo.", lambda model, title: model.model_copy(update={"title": title}))
+    assert fitted.title == "Krátké tělo."
+    # Within one item (about 1 500 characters) of the budget: the others keep what the text does not
+    # need (a reserve of BODY_ROOM would have left them 30 000).
+    assert budget.size(fitted) > budget.RESULT_BUDGET - 1_600 > budget.RESULT_BUDGET - budget.BODY_ROOM
+
+
 class _Item(BaseModel):
     text: str
     sender: str = ""

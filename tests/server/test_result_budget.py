@@ -401,6 +401,11 @@ async def test_wide_message_and_its_thread(mg: Session, big: Big) -> None:
         max_body_length=mg.most("mg_get_thread", "max_body_length"),
     )
     assert thread["message_count"] == 1
+    # One message too large alone: its body window ends where the budget does, and says where to read on.
+    [only] = thread["messages"]
+    assert thread["body_budget_exhausted"] is True and only["body_truncated"] is True
+    entry = cut_of(thread, "messages.0.body")
+    assert f"message_id={wide} and body_offset={len(only['body'])} reads on" in entry["how_to_get_the_rest"]
 
 
 async def test_labels_drafts_attachment(mg: Session) -> None:
