@@ -151,7 +151,10 @@ def fit_list_page(result_for: Callable[[int], M], count: int, field: str) -> M:
 class Cut(BaseModel):
     """One list or string that a result holds only part of, and how to reach the rest."""
 
-    field: str = Field(description="Dotted path of the list or string, e.g. attachments, to, messages.3.cc")
+    field: str = Field(
+        description="Dotted path of the list or string, e.g. attachments, to, messages.3.cc; messages.*.cc: that "
+        "list in several items, shown and total added up"
+    )
     shown: int = Field(description="What the result holds: items of a list, characters of a string")
     total: int = Field(description="What there is: items of the whole list, characters of the whole string")
     how_to_get_the_rest: str = Field(description="The call that brings the rest, or that no call can")
@@ -402,7 +405,7 @@ def shrink(model: M, budget: int = RESULT_BUDGET, *, tool: str | None = None) ->
     room = budget
     shrunk = data
     for _ in range(20):
-        shrunk = shrink_json(data, room)
+        shrunk = shrink_json(shrunk, room)  # on from the last try: it only ever cuts more
         if not listed:
             break
         found: list[Cut] = []
