@@ -202,6 +202,7 @@ async def test_a_message_to_3000_people_names_the_true_totals(
     assert_recipients_cut(thread, thread["messages"][0], "messages.0.")
     plain = await ok(call, mailbox, "mg_get_thread", account="osobni", thread_id=thread_of(emulator_session, WIDE_ID))
     assert_recipients_cut(plain, plain["messages"][0], "messages.0.")
+    assert "body" not in plain["messages"][0] and "body_budget_exhausted" not in plain, "no body fields unasked"
 
 
 async def test_the_pass_names_the_true_totals_of_a_cut_message(

@@ -252,8 +252,11 @@ def _cut_last_body(page: ThreadResult) -> ThreadResult:
     [last] = page.messages
     body = last.body or ""
     flagged = "body_budget_exhausted" in page.model_fields_set  # only a call with bodies has the flag
+    asked = "body" in last.model_fields_set  # a message without its body fields gets none here either
 
     def put(result: ThreadResult, text: str) -> ThreadResult:
+        if not asked:
+            return result
         [message] = result.messages
         short = len(text) < len(body)
         fitted = message.model_copy(
