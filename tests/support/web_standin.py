@@ -11,7 +11,9 @@ client sent on that connection afterwards. Its answer is chosen per test (`Answe
 - INJECTION: 200 whose reason phrase, header fields and body hold a prompt-injection text, all in one
   write, so the bytes are in the client's buffer: none of it may reach a result;
 - STATUS_THEN_HOLD: the status line only, then nothing until the client closes: a client that waited
-  for header fields or a body would hang until its deadline.
+  for header fields or a body would hang until its deadline;
+- RAW: `raw_answer`, byte for byte (interim 1xx answers, a reply that is not HTTP);
+- HANG_UP: the connection closed without a byte of answer.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ class Answer(Enum):
     SLOW = "slow"
     INJECTION = "injection"
     STATUS_THEN_HOLD = "status_then_hold"
+    RAW = "raw"
+    HANG_UP = "hang_up"
 
 
 @dataclass
@@ -85,6 +89,7 @@ class WebStandIn:
         self._context.sni_callback = self._note_sni
         self.answer = Answer.OK
         self.location = f"https://{names[0]}/confirm?again=1"
+        self.raw_answer = b""
         self.release = threading.Event()  # SLOW: the answer goes out once this is set
         self.waiting = threading.Event()  # SLOW: a request has arrived and waits for `release`
         self.connections: list[Connection] = []
@@ -102,6 +107,8 @@ class WebStandIn:
     def __exit__(self, *exc: object) -> None:
         self._closing = True
         self.release.set()
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() (a close alone does not)
         with contextlib.suppress(OSError):
             self._listener.close()
         self._thread.join(timeout=5)
@@ -180,12 +187,14 @@ class WebStandIn:
             rest += chunk
         body, extra = rest[:length], rest[length:]
         connection.request = Received(lines[0], headers, body, head + b"\r\n\r\n" + body, extra)
-        self._answer(tls, connection)
+        if not self._answer(tls, connection):
+            return
         # Whatever else the client sends on this connection (it should send nothing, then close).
         while chunk := _recv(tls):
             connection.request.after += chunk
 
-    def _answer(self, tls: ssl.SSLSocket, connection: Connection) -> None:
+    def _answer(self, tls: ssl.SSLSocket, connection: Connection) -> bool:
+        """Answer as `self.answer` says; False when the connection is to be closed at once."""
         answer = self.answer
         if answer is Answer.SLOW:
             self.waiting.set()
@@ -199,13 +208,18 @@ class WebStandIn:
                 f"Content-Length: {len(body)}\r\n\r\n"
             )
             _send(tls, head.encode() + body)
+        elif answer is Answer.HANG_UP:
+            return False
+        elif answer is Answer.RAW:
+            _send(tls, self.raw_answer)
         elif answer is Answer.STATUS_THEN_HOLD:
             _send(tls, b"HTTP/1.1 200 OK\r\n")
             connection.closed_by_client_after_status = _recv(tls) == b""
-            return
+            return False
         else:
             head = f"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {len(OK_BODY)}\r\n\r\n"
             _send(tls, head.encode() + OK_BODY)
+        return True
 
 
 def _recv(tls: ssl.SSLSocket) -> bytes:
