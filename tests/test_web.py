@@ -32,6 +32,7 @@ from mcp_multi_gmail.gmail.web import (
     request_bytes,
     web_settings,
 )
+from support.waiting import wait_until_async
 from support.web_standin import INJECTION, Answer, WebStandIn
 
 pytestmark = pytest.mark.anyio
@@ -149,9 +150,8 @@ async def test_a_slow_endpoint_ends_at_the_deadline_with_the_request_sent(web_st
     assert failed.value.retryable is False
     assert "within the deadline of 1 s" in failed.value.message and "may have acted" in failed.value.message
     assert 1.0 <= elapsed < 2.5
-    web_standin.release.set()
-    [connection] = web_standin.settled()
-    assert connection.request is not None and connection.request.after == b""
+    [connection] = web_standin.settled()  # the client closed its connection, the answer still held back
+    assert connection.gave_up.is_set() and connection.request is not None and connection.request.after == b""
 
 
 async def test_nothing_the_endpoint_wrote_reaches_the_answer(web_standin: WebStandIn) -> None:
@@ -377,7 +377,7 @@ async def test_a_dry_run_resolves_and_checks_but_connects_nowhere(web_standin: W
     assert plan.target.host == "news.example" and [(str(a), p) for a, p in plan.addresses] == [
         ("127.0.0.1", web_standin.port)
     ]
-    dials.answers["news.example"] = ["93.184.216.34", "2606:4700::1111"]
+    dials.answers["news.example"] = ["93.184.216.34", "2606:4700::1111", "93.184.216.34"]  # a repeat, once
     plan = await plan_one_click(URL, PRODUCTION)
     assert [str(a) for a, _ in plan.addresses] == ["93.184.216.34", "2606:4700::1111"]
     assert dials.connects == [] and web_standin.connections == []
@@ -396,9 +396,9 @@ async def test_the_tool_calls_deadline_cuts_the_request_and_says_what_it_was_doi
         progress.expire()  # what the tool wrapper does when the call's deadline passes
         with pytest.raises(WebRequestFailed) as failed:
             await asyncio.wait_for(task, 5)
-    assert failed.value.request_sent is True
-    web_standin.release.set()
-    assert len(web_standin.settled()) == 1
+    assert failed.value.request_sent is True and "The request had gone out" in failed.value.message
+    [connection] = web_standin.settled()
+    assert connection.gave_up.is_set()
 
 
 async def test_a_cancelled_call_closes_its_connection(web_standin: WebStandIn) -> None:
@@ -409,9 +409,8 @@ async def test_a_cancelled_call_closes_its_connection(web_standin: WebStandIn) -
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    web_standin.release.set()
-    [connection] = web_standin.settled()
-    assert connection.request is not None and connection.request.after == b""
+    [connection] = web_standin.settled(timeout=5.0)  # well before the request's own deadline of 10 s
+    assert connection.gave_up.is_set() and connection.request is not None and connection.request.after == b""
 
 
 # --- the request's bytes -----------------------------------------------------------------------------------
@@ -421,3 +420,47 @@ def test_request_bytes_for_an_ip_literal_host() -> None:
     raw = request_bytes(check_url("https://[2606:4700::1111]/u?x=1"))
     assert raw.startswith(b"POST /u?x=1 HTTP/1.1\r\nHost: [2606:4700::1111]\r\n")
     assert raw.endswith(b"\r\n\r\nList-Unsubscribe=One-Click")
+
+
+TCP_SYN_SENT = 2  # linux/tcp_states.h: the SYN is out and unanswered
+
+
+def _tcp_state(sock: socket.socket) -> int:
+    # The first byte of struct tcp_info (linux/tcp.h) is the connection's state.
+    return socket.socket.getsockopt(sock, socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0] if sock.fileno() != -1 else -1
+
+
+@pytest.mark.skipif(not hasattr(socket, "TCP_INFO"), reason="reads the TCP state through Linux's TCP_INFO")
+async def test_a_cancelled_call_ends_a_connect_that_hangs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A listener whose accept queue is full drops the SYN, so connect() hangs; cancelling the call
+    must cut that socket at once, not leave its thread blocked until the 10 s deadline."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(4):  # fill the accept queue (its length is backlog + 1 on Linux)
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(("127.0.0.1", port))
+        fillers.append(filler)
+    dialled: list[socket.socket] = []
+    real_connect = socket.socket.connect
+
+    def connect(sock: socket.socket, address: Any) -> None:
+        dialled.append(sock)
+        real_connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    settings = web_settings({**TEST_ENDPOINT, "MG_WEB_RESOLVE": f"news.example=127.0.0.1:{port}"})
+    try:
+        task = asyncio.ensure_future(post_one_click(URL, settings))
+        await wait_until_async(lambda: dialled and _tcp_state(dialled[0]) == TCP_SYN_SENT, 5, "a hanging connect")
+        assert not task.done()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # The worker thread closes its socket once connect() returns: at once when cut.
+        await wait_until_async(lambda: dialled[0].fileno() == -1, 3, "the hanging connect cut")
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()

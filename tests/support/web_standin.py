@@ -7,7 +7,8 @@ client sent on that connection afterwards. Its answer is chosen per test (`Answe
 - OK: 200 with a short body;
 - REDIRECT: 302 with a Location on the same host (a client that followed it would show a second request);
 - SLOW: the answer waits on `release` (set by the test once the client has given up), so a deadline
-  test needs no sleep of its own;
+  test needs no sleep of its own; meanwhile the stand-in watches the connection and sets
+  `gave_up` on the connection when the client closes it;
 - INJECTION: 200 whose reason phrase, header fields and body hold a prompt-injection text, all in one
   write, so the bytes are in the client's buffer: none of it may reach a result;
 - STATUS_THEN_HOLD: the status line only, then nothing until the client closes: a client that waited
@@ -19,6 +20,7 @@ client sent on that connection afterwards. Its answer is chosen per test (`Answe
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import ssl
 import threading
@@ -73,6 +75,7 @@ class Connection:
     handshake_error: str | None = None
     request: Received | None = None
     closed_by_client_after_status: bool = False
+    gave_up: threading.Event = field(default_factory=threading.Event)  # SLOW: the client closed while waiting
     done: threading.Event = field(default_factory=threading.Event)
 
 
@@ -196,9 +199,8 @@ class WebStandIn:
     def _answer(self, tls: ssl.SSLSocket, connection: Connection) -> bool:
         """Answer as `self.answer` says; False when the connection is to be closed at once."""
         answer = self.answer
-        if answer is Answer.SLOW:
-            self.waiting.set()
-            self.release.wait(HANDLER_TIMEOUT_S)
+        if answer is Answer.SLOW and not self._wait_for_release(tls, connection):
+            return False
         if answer is Answer.REDIRECT:
             _send(tls, f"HTTP/1.1 302 Found\r\nLocation: {self.location}\r\nContent-Length: 0\r\n\r\n".encode())
         elif answer is Answer.INJECTION:
@@ -219,6 +221,19 @@ class WebStandIn:
         else:
             head = f"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {len(OK_BODY)}\r\n\r\n"
             _send(tls, head.encode() + OK_BODY)
+        return True
+
+    def _wait_for_release(self, tls: ssl.SSLSocket, connection: Connection) -> bool:
+        """Hold the answer until `release`; False (and `gave_up` set) when the client closes first."""
+        self.waiting.set()
+        while not self.release.wait(0.02):
+            if select.select([tls], [], [], 0)[0]:
+                chunk = _recv(tls)
+                if not chunk:
+                    connection.gave_up.set()
+                    return False
+                assert connection.request is not None
+                connection.request.after += chunk
         return True
 
 

@@ -329,19 +329,20 @@ async def post_one_click(url: str, settings: WebSettings, *, timeout_s: float = 
     try:
         status, address = await _on_worker(partial(exchange.run, plan.addresses), until, abandon=exchange.abandon)
     except TimeoutError:
-        sent = exchange.abandon()
-        raise exchange.failure(f"no answer within the deadline of {timeout_s:g} s", sent) from None
+        raise exchange.failure(f"no answer within the deadline of {timeout_s:g} s") from None
     except _Failed as failed:
-        raise exchange.failure(failed.what, failed.sent) from None
+        raise exchange.failure(failed.what) from None
     logger.info("one-click unsubscribe: %s (%s) answered HTTP %d", plan.target.host, address, status)
     return OneClickAnswer(status=status, host=plan.target.host, address=address)
 
 
 class _Failed(Exception):
-    def __init__(self, what: str, sent: bool) -> None:
+    """Why the exchange on the worker thread ended early (whether the request went out is the
+    exchange's own record, `_Exchange.sent`)."""
+
+    def __init__(self, what: str) -> None:
         super().__init__(what)
         self.what = what
-        self.sent = sent
 
 
 class _Exchange:
@@ -369,7 +370,9 @@ class _Exchange:
             deadline.cut(sock)
         return sent
 
-    def failure(self, what: str, sent: bool) -> WebRequestFailed:
+    def failure(self, what: str) -> WebRequestFailed:
+        """The error for a request that ended early; abandoning it first makes `sent` final."""
+        sent = self.abandon()
         tail = "The request had gone out, so the list may have acted on it." if sent else "Nothing was sent."
         return WebRequestFailed(
             f"The one-click unsubscribe request to {self.host} failed: {what}. {tail}", request_sent=sent
@@ -378,13 +381,13 @@ class _Exchange:
     def _hold(self, sock: socket.socket) -> None:
         with self._lock:
             if self._abandoned:
-                raise _Failed("given up", self.sent)
+                raise _Failed("given up")
             self._sock = sock
 
     def _begin_sending(self) -> None:
         with self._lock:
             if self._abandoned:
-                raise _Failed("given up", False)
+                raise _Failed("given up")
             self.sent = True
         # What a tool call's own deadline error will say it was doing.
         deadline.note(f"waiting for {self.host} to answer the one-click unsubscribe request (it had gone out)")
@@ -407,13 +410,13 @@ class _Exchange:
             progress = deadline.current()
             try:
                 if progress is not None and not progress.register(sock):
-                    raise _Failed("the call's deadline passed", False)
+                    raise _Failed("the call's deadline passed")
                 self._hold(sock)
                 try:
                     sock.settimeout(self._left())
                     sock.connect((str(address), port))
                 except TimeoutError:
-                    raise _Failed(f"no connection to {address} {self.within}", False) from None
+                    raise _Failed(f"no connection to {address} {self.within}") from None
                 except OSError as error:
                     refused = error
                     continue
@@ -422,7 +425,7 @@ class _Exchange:
                 if progress is not None:
                     progress.unregister(sock)
                 sock.close()
-        raise _Failed(f"the connection to {_where(candidates)} failed ({_network_reason(refused)})", False)
+        raise _Failed(f"the connection to {_where(candidates)} failed ({_network_reason(refused)})")
 
     def _over_tls(self, sock: socket.socket, address: str) -> int:
         progress = deadline.current()
@@ -431,32 +434,32 @@ class _Exchange:
         tls = context.wrap_socket(sock, server_hostname=self.host, do_handshake_on_connect=False)
         try:
             if progress is not None and not progress.register(tls):
-                raise _Failed("the call's deadline passed", False)
+                raise _Failed("the call's deadline passed")
             self._hold(tls)
             try:
                 tls.settimeout(self._left())
                 tls.do_handshake()
             except ssl.SSLCertVerificationError as error:
                 raise _Failed(
-                    f"its certificate is not valid for {self.host} (verification code {error.verify_code})", False
+                    f"its certificate is not valid for {self.host} (verification code {error.verify_code})"
                 ) from None
             except ssl.SSLError as error:
                 raise _Failed(
-                    f"the TLS handshake with {address} failed ({error.reason or type(error).__name__})", False
+                    f"the TLS handshake with {address} failed ({error.reason or type(error).__name__})"
                 ) from None
             except TimeoutError:
-                raise _Failed(f"the TLS handshake did not finish {self.within}", False) from None
+                raise _Failed(f"the TLS handshake did not finish {self.within}") from None
             except OSError as error:
-                raise _Failed(f"the TLS handshake with {address} broke off ({_network_reason(error)})", False) from None
+                raise _Failed(f"the TLS handshake with {address} broke off ({_network_reason(error)})") from None
             self._begin_sending()
             try:
                 tls.settimeout(self._left())
                 tls.sendall(self.request)
                 return _final_status(tls, self._left)
             except TimeoutError:
-                raise _Failed(f"no answer {self.within}", True) from None
+                raise _Failed(f"no answer {self.within}") from None
             except (OSError, ssl.SSLError) as error:
-                raise _Failed(f"the connection broke off ({_network_reason(error)})", True) from None
+                raise _Failed(f"the connection broke off ({_network_reason(error)})") from None
         finally:
             if progress is not None:
                 progress.unregister(tls)
@@ -498,11 +501,11 @@ class _AnswerReader:
 
     def _byte(self) -> bytes:
         if self._budget <= 0:
-            raise _Failed("its answer did not bring a final status line", True)
+            raise _Failed("its answer did not bring a final status line")
         self._tls.settimeout(self._left())
         byte = self._tls.recv(1)
         if not byte:
-            raise _Failed("it closed the connection without answering", True)
+            raise _Failed("it closed the connection without answering")
         self._budget -= 1
         return byte
 
@@ -517,7 +520,7 @@ class _AnswerReader:
         start = b"".join(self._byte() for _ in range(5))
         match = _STATUS_LINE.fullmatch(start + self.line()) if start == b"HTTP/" else None
         if match is None:
-            raise _Failed("its answer did not begin with an HTTP status line", True)
+            raise _Failed("its answer did not begin with an HTTP status line")
         return int(match.group(1))
 
 
