@@ -1,5 +1,6 @@
-"""The server's one web request: an RFC 8058 one-click unsubscribe POST. No other module opens a
-web connection.
+"""The server's one web request to a host that is not Google's: an RFC 8058 one-click unsubscribe
+POST. No other module opens a web connection to anyone but Google (oauth/google.py, the token
+endpoint of a mailbox signed in with Google).
 
 What goes out is fixed here and nowhere else: one POST of exactly `List-Unsubscribe=One-Click`
 (RFC 8058 §3.1), with no cookie, no authorization, no referrer and nothing else of the user's
