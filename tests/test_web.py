@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -464,3 +465,27 @@ async def test_a_cancelled_call_ends_a_connect_that_hangs(monkeypatch: pytest.Mo
         for filler in fillers:
             filler.close()
         listener.close()
+
+
+# --- the only module that dials the web ----------------------------------------------------------------------
+
+# What opens an outgoing connection by hand or speaks HTTP as a client. imapclient and aiosmtplib
+# open Gmail's connections (the import-linter contracts keep them in gmail/); Google's token
+# endpoint is oauth/google.py's.
+DIALLING = ("http.client", "urllib.request", "create_connection", ".connect(", "wrap_socket", "HTTPSConnection")
+MAY_DIAL = {
+    "gmail/web.py": {".connect(", "wrap_socket"},
+    "gmail/smtp.py": {".connect("},  # aiosmtplib's SMTP.connect, to Gmail's submission server
+    "oauth/google.py": {"urllib.request"},
+}
+
+
+def test_gmail_web_is_the_only_module_that_dials_the_web() -> None:
+    package = Path(__file__).resolve().parent.parent / "src" / "mcp_multi_gmail"
+    found: dict[str, set[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        hits = {needle for needle in DIALLING if needle in text}
+        if hits:
+            found[path.relative_to(package).as_posix()] = hits
+    assert found == MAY_DIAL
