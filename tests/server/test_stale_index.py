@@ -70,7 +70,10 @@ def other_client(emulator: GmailEmulator) -> Iterator[tuple[IMAPClient, dict[int
 
 
 async def _search(call: Call, runtime: Runtime, query: str, **args: Any) -> dict[str, Any]:
-    return await ok(call, runtime, "mg_search_threads", account="o", query=query, **{"max_results": 50, **args})
+    found: dict[str, Any] = await ok(
+        call, runtime, "mg_search_threads", account="o", query=query, **{"max_results": 50, **args}
+    )
+    return found
 
 
 def _subjects(result: dict[str, Any]) -> set[str]:
