@@ -95,6 +95,9 @@ async def test_thirty_unread_twenty_then_read(
         names = [c.name for c in emulator.commands()]
         # the live state comes with the one FETCH every search makes: no command more
         assert names.count("UID SEARCH") == 1 and names.count("UID FETCH") == 1, names
+    # with account "all" the count is summed over the mailboxes (here two entries of one account)
+    both = await ok(call, runtime, "mg_search_threads", account="all", query="is:unread", max_results=50)
+    assert both["total_threads"] == 20 and both["index_stale_hits"] == (40 if stale else 0)
     # the pass takes read state from FETCH, never from the index: the same whatever the index says
     since = (datetime.now(UTC) - timedelta(days=1)).date().isoformat()
     everything = await ok(call, runtime, "mg_next_pass", account="o", since=since, max_threads=50)
