@@ -216,7 +216,7 @@ def test_a_pass_thread_cut_by_the_budget_points_at_mg_get_thread() -> None:
     result = PassResult(
         searched_at="", since="", threads=[thread], total_threads=1, next_page_token=None, stale_threads=0,
         drafts_in_window=0, scheduled_in_window=0, outside_scope_in_window=0, oldest_unprocessed_at=None,
-        window_clear=False, searched=["osobni"], failures=[],
+        window_clear=False, searched=["osobni"], failures=[], index_stale_hits=0,
     )  # fmt: skip
     small = budget.shrink(result, tool="mg_next_pass")
     assert budget.size(small) <= budget.RESULT_BUDGET
