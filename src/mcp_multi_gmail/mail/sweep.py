@@ -113,11 +113,11 @@ def _sample(session: ImapSession, state: dict[int, Fetched], matched: list[int])
     for uid in matched:
         item = state[uid]
         threads.setdefault(item.thread_id or uid, []).append(item)
-    newest = sorted(
-        (max(items, key=lambda m: (m.internaldate.timestamp() if m.internaldate else 0, m.uid)), len(items), thread)
-        for thread, items in threads.items()
-    )
-    newest.sort(key=lambda e: (e[0].internaldate.timestamp() if e[0].internaldate else 0, e[0].uid), reverse=True)
+    def moment(item: Fetched) -> tuple[float, int]:
+        return (item.internaldate.timestamp() if item.internaldate else 0.0, item.uid)
+
+    newest = [(max(items, key=moment), len(items), thread) for thread, items in threads.items()]
+    newest.sort(key=lambda entry: moment(entry[0]), reverse=True)
     shown = newest[:SAMPLE]
     envelopes = session.fetch([item.uid for item, _n, _t in shown], ["ENVELOPE"]) if shown else {}
     sample = []
