@@ -54,6 +54,9 @@ class Knobs:
     header_end: Literal["blank_line", "non_field"] = "non_field"
     # Whether X-GM-RAW run inside the Trash folder finds the messages there without `in:trash`.
     raw_search_in_trash: bool = True
+    # Whether a message moved to Trash keeps its user labels and \\Inbox (False: they are dropped, as
+    # Gmail's All Mail view shows a trashed message with none; restoring it does not bring them back).
+    trash_keeps_labels: bool = False
     # Longest command line accepted (bytes, literals not counted); longer ones get BAD. None = no limit.
     max_line_length: int | None = None
     # The timezone whose calendar days SEARCH SINCE/BEFORE/ON compare INTERNALDATE against (an IANA name).
