@@ -71,7 +71,9 @@ def accounting_box(threads: int = 1200, replies: int = 200) -> Box:
             classes = (BANK,)
         processed = (PROCESSED,) if n % 3 == 0 else ()
         box.specs.append(
-            Spec(f"vypis-{n}", f"Výpis z účtu {n}", "vypisy@banka.example", ("\\Inbox", *classes, *processed), when=when)
+            Spec(
+                f"vypis-{n}", f"Výpis z účtu {n}", "vypisy@banka.example", ("\\Inbox", *classes, *processed), when=when
+            )
         )
         if n < replies:
             box.specs.append(

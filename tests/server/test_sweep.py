@@ -210,7 +210,13 @@ async def test_damaged_record_is_reported_and_kept(
     path.write_text('{"version": 1, "acc', encoding="utf-8")
     snapshot = emulator.snapshot()
     body = await error(
-        call, runtime, "mg_sweep", account="o", query=QUERY, change={"flagged": True}, confirm_token=preview["confirm_token"]
+        call,
+        runtime,
+        "mg_sweep",
+        account="o",
+        query=QUERY,
+        change={"flagged": True},
+        confirm_token=preview["confirm_token"],
     )
     assert body["code"] == "not_found" and "damaged" in body["message"] and str(path) in body["message"]
     assert path.read_text(encoding="utf-8") == '{"version": 1, "acc'  # never emptied

@@ -38,7 +38,9 @@ def specs(count: int = 12) -> list[Spec]:
 
 
 @pytest.fixture
-def runtime(emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]) -> Runtime:
+def runtime(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> Runtime:
     load(emulator, [*specs()], labels=(PROCESSED, ACCOUNTING, BANK, "Projekt/Lipová"))
     return make_runtime(write_config([config_entry()]))
 
@@ -68,7 +70,9 @@ async def test_undo_of_a_sweep_keeps_the_labels_messages_had_before(
     assert (result["undone"], result["restored"], result["skipped"], result["failed"]) == ("mg_sweep", 8, 0, 0)
     undone = state(emulator)
     assert undone == before  # the 4 that had it keep it, the 8 that did not lose it again
-    rows = {mid: (PROCESSED in before[mid][0], PROCESSED in swept[mid][0], PROCESSED in undone[mid][0]) for mid in before}
+    rows = {
+        mid: (PROCESSED in before[mid][0], PROCESSED in swept[mid][0], PROCESSED in undone[mid][0]) for mid in before
+    }
     assert rows[message_id("v-0")] == (True, True, True) and rows[message_id("v-1")] == (False, True, False)
 
 
@@ -83,9 +87,7 @@ async def test_undo_skips_what_changed_since_and_says_so(emulator: GmailEmulator
 
 
 @pytest.mark.parametrize("tool", ["mg_label_message", "mg_unlabel_message", "mg_set_flags", "mg_unlabel_thread"])
-async def test_each_write_tool_undoes_exactly(
-    emulator: GmailEmulator, runtime: Runtime, call: Call, tool: str
-) -> None:
+async def test_each_write_tool_undoes_exactly(emulator: GmailEmulator, runtime: Runtime, call: Call, tool: str) -> None:
     before = state(emulator)
     thread = str(emulator.message(BOX, message_id("v-0")).thrid)  # type: ignore[union-attr]
     args: dict[str, Any] = {
