@@ -78,12 +78,5 @@ def test_killed_between_two_batches_then_undone_by_a_new_process(
     assert (undone["restored"], undone["skipped"], undone["failed"]) == (1000, 500, 0)
     assert all("never reached it" in m["reason"] for m in undone["messages"]) and undone["cut"][0]["total"] == 500
     assert state(emulator) == before
-    print(
-        json.dumps(
-            {
-                "labelled_when_killed": labelled,
-                "record_group": {**group, "messages": len(group["messages"])},
-                "undo": undone,
-            }
-        )
-    )
+    print(json.dumps({"labelled_when_killed": labelled, "record": {**group, "messages": len(group["messages"])}}))
+    print(json.dumps({k: v for k, v in undone.items() if k != "messages"} | {"first_skipped": undone["messages"][0]}))
