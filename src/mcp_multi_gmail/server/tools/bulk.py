@@ -38,7 +38,12 @@ def register(tool: Registrar, runtime: Runtime) -> None:
     async def mg_sweep(
         account: AccountName,
         query: Annotated[str, Field(max_length=MAX_QUERY, description="Gmail search, as in mg_search_threads")],
-        change: Change,
+        change: Annotated[
+            Change,
+            Field(
+                description='Exactly one: {"add_label": L}, {"remove_label": L}, {"seen": bool} or {"flagged": bool}'
+            ),
+        ],
         confirm_token: Annotated[
             Token | None, Field(description="From the preview: applies exactly what it showed (15 minutes, once)")
         ] = None,
