@@ -246,7 +246,8 @@ def sweep(rows: list[Row], latencies: list[int]) -> Target:
     calls = row.ours.calls / row.peer.calls
     undo = find(rows, "s3", at)
     commands = [row.ours.commands, *([undo.ours.commands] if undo is not None and undo.ours.median else [])]
-    met = calls <= 0.1 and row.ratio <= 0.3 and all(c is not None and c <= 60 for c in commands)
+    judged = "5 000 messages" in row.title  # the smoke run's 1 000 are measured, not judged
+    met = calls <= 0.1 and row.ratio <= 0.3 and all(c is not None and c <= 60 for c in commands) if judged else None
     return _target(
         name,
         met,
