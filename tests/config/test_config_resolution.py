@@ -390,7 +390,9 @@ def test_sweep_limit_out_of_range_is_reported_in_czech(tmp_path: Path) -> None:
     data = {"accounts": [account(sweep_limit=0), account("doma", sweep_limit=10_001)], "sweep_limit": 20_000}
     lines = problem_lines(refusal(write(tmp_path / "config.json", data)))
     assert len(lines) == 3
-    assert any('"sweep_limit" je 20000' in line and "schránka" not in line and "od 1 do 10000" in line for line in lines)
+    assert any(
+        '"sweep_limit" je 20000' in line and "schránka" not in line and "od 1 do 10000" in line for line in lines
+    )
     assert any("`prace`" in line and '"sweep_limit" je 0' in line and "jedno mg_sweep" in line for line in lines)
     assert any("`doma`" in line and '"sweep_limit" je 10001' in line for line in lines)
 

@@ -91,7 +91,11 @@ def _attributes(session: ImapSession, claimed: undo.Claimed, groups: list[undo.G
             if item is None:
                 tally.skip(msgid, group, "no longer in All Mail (moved to Trash or deleted since)")
             elif _has(item, group) is not group.on:
-                tally.skip(msgid, group, "not in the state the write left (changed since, or the write never reached it): left as it is")
+                tally.skip(
+                    msgid,
+                    group,
+                    "not in the state the write left (changed since, or the write never reached it): left as it is",
+                )
             else:
                 revert.append(item.uid)
         if revert:

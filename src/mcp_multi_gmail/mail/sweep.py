@@ -113,6 +113,7 @@ def _sample(session: ImapSession, state: dict[int, Fetched], matched: list[int])
     for uid in matched:
         item = state[uid]
         threads.setdefault(item.thread_id or uid, []).append(item)
+
     def moment(item: Fetched) -> tuple[float, int]:
         return (item.internaldate.timestamp() if item.internaldate else 0.0, item.uid)
 
