@@ -50,7 +50,8 @@ def ids(*numbers: int) -> list[str]:
 
 
 async def undo(call: Call, runtime: Runtime, token: str) -> dict[str, Any]:
-    return await ok(call, runtime, "mg_undo", account="o", undo_token=token)
+    result: dict[str, Any] = await ok(call, runtime, "mg_undo", account="o", undo_token=token)
+    return result
 
 
 async def test_undo_of_a_sweep_keeps_the_labels_messages_had_before(
