@@ -57,6 +57,7 @@ async def test_classification_preview_then_apply_with_the_recheck(
     assert len(preview["sample"]) == 10 and preview["sample"][0]["subject"] == "Výpis z účtu 1199"
     assert preview["sample"][0]["from"]["address"] == "vypisy@banka.example"
     assert preview["applied"] is False and preview["changed"] is None
+    print("preview", json.dumps({**preview, "sample": preview["sample"][:2]}, ensure_ascii=False))
     assert preview["confirm_token"].startswith("sweep_") and preview["undo_token"].startswith("undo_")
     assert emulator.snapshot() == snapshot  # a preview writes nothing
     used = commands(emulator)
@@ -73,6 +74,7 @@ async def test_classification_preview_then_apply_with_the_recheck(
         call, box, "mg_sweep", account="o", query=QUERY, change=CLASSIFY, confirm_token=preview["confirm_token"]
     )
     assert applied["applied"] is True and applied["undo_token"] == preview["undo_token"]
+    print("apply", json.dumps(applied, ensure_ascii=False), "commands", dict(commands(emulator)))
     assert (applied["left_since_preview"], applied["new_since_preview"]) == (5, 3)
     assert (applied["changed"], applied["already"], applied["failed"]) == (1045, 350, 0)
     assert applied["failed_messages"] == [] and applied["cut"] == []
@@ -100,6 +102,7 @@ async def test_partial_success_names_the_messages_that_did_not_take(
     applied = await ok(
         call, box, "mg_sweep", account="o", query=QUERY, change=CLASSIFY, confirm_token=preview["confirm_token"]
     )
+    print("partial", json.dumps({k: applied[k] for k in ("changed", "already", "failed", "failed_messages")}))
     assert applied["failed"] == 5 and applied["changed"] == 1050 - 5
     assert {f["message_id"] for f in applied["failed_messages"]} == stubborn
     assert all("read back" in f["reason"] for f in applied["failed_messages"])

@@ -4,6 +4,7 @@ works once, for 7 days, for its own mailbox only."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -74,6 +75,9 @@ async def test_undo_of_a_sweep_keeps_the_labels_messages_had_before(
     rows = {
         mid: (PROCESSED in before[mid][0], PROCESSED in swept[mid][0], PROCESSED in undone[mid][0]) for mid in before
     }
+    print("undo", json.dumps(result), "rows (had before, after sweep, after undo):")
+    for mid, row in rows.items():
+        print(" ", mid, row)
     assert rows[message_id("v-0")] == (True, True, True) and rows[message_id("v-1")] == (False, True, False)
 
 
