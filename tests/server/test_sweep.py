@@ -140,6 +140,9 @@ async def test_processed_label_sweep_fits_the_budget_at_10_000(
         }
     ]
     assert applied["changed"] + applied["failed"] == 10_000
+    print(
+        "10k sizes", budget.size(preview), budget.size(applied), "failed", applied["failed"], dict(commands(emulator))
+    )
     for result in (preview, applied):
         assert budget.size(result) < 10_000  # counts and a sample: far within the 40 000
     used = commands(emulator)
