@@ -241,7 +241,7 @@ def sweep(rows: list[Row], latencies: list[int]) -> Target:
         f"labelling at {at} ms, ≤ 60 IMAP commands"
     )
     row = find(rows, "s2", at)
-    if row is None or row.ratio is None or not row.peer.calls:
+    if row is None or row.ratio is None or not row.peer.calls or not row.ours.calls:
         return _target(name, None, "not measured")
     calls = row.ours.calls / row.peer.calls
     undo = find(rows, "s3", at)
