@@ -125,11 +125,12 @@ async def test_nothing_changed_means_no_token(runtime: Runtime, call: Call) -> N
     assert done["succeeded"] == 2 and done["undo_token"] is None
 
 
+@pytest.mark.parametrize("all_mail_refuses_moves", [False, True])
 @pytest.mark.parametrize("trash_keeps_labels", [False, True])
 async def test_undo_of_a_trash_puts_the_message_back_with_its_labels(
-    emulator: GmailEmulator, runtime: Runtime, call: Call, trash_keeps_labels: bool
+    emulator: GmailEmulator, runtime: Runtime, call: Call, trash_keeps_labels: bool, all_mail_refuses_moves: bool
 ) -> None:
-    emulator.set_knobs(trash_keeps_labels=trash_keeps_labels)
+    emulator.set_knobs(trash_keeps_labels=trash_keeps_labels, all_mail_refuses_moves=all_mail_refuses_moves)
     before = state(emulator)
     archived = message_id("v-5")
     emulator.remove_labels(BOX, archived, ["\\Inbox"])

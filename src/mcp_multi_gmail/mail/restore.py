@@ -106,13 +106,14 @@ def _attributes(session: ImapSession, claimed: undo.Claimed, groups: list[undo.G
         plans.append((group, revert))
     touched = sorted({uid for _g, uids in plans for uid in uids})
     after = session.fetch(touched, ["X-GM-LABELS", "FLAGS", "X-GM-MSGID"]) if touched else {}
+    msgid_of = {item.uid: msgid for msgid, item in state.items()}
     for group, uids in plans:
         for uid in uids:
             item = after.get(uid)
             if item is not None and _has(item, group) is not group.on:
                 tally.restored += 1
             else:
-                tally.fail(item.gmail_msgid if item and item.gmail_msgid else 0, group, "Gmail did not take it back")
+                tally.fail(msgid_of[uid], group, "Gmail did not take it back when it was read back")
 
 
 def _user_labels(group: undo.Group, msgid: int) -> list[str]:
@@ -136,11 +137,15 @@ def _out_of_trash(session: ImapSession, group: undo.Group, tally: _Tally) -> Non
     to_all = [in_trash[m] for m in back if not carries(group.labels.get(m, ()), INBOX)]
     if to_inbox:
         session.move(to_inbox, "INBOX")
-    if to_all:
-        session.move(to_all, ALL_MAIL)
+    # Out of Trash into All Mail; should Gmail refuse a move into All Mail, through the Inbox, whose
+    # label then comes off again.
+    via_inbox = bool(to_all) and not session.move(to_all, ALL_MAIL) and session.move(to_all, "INBOX")
     if not back:
         return
     session.open(ALL_MAIL, writable=True)
+    if via_inbox:
+        archived = [m for m in back if not carries(group.labels.get(m, ()), INBOX)]
+        session.change_labels(session.search_gmail_msgids(archived), [INBOX], add=False)
     landed = {
         item.gmail_msgid: item
         for item in session.fetch(session.search_gmail_msgids(back), ["X-GM-MSGID", "X-GM-LABELS"]).values()
@@ -154,13 +159,23 @@ def _out_of_trash(session: ImapSession, group: undo.Group, tally: _Tally) -> Non
             missing.setdefault(lacking, []).append(item.uid)
     for labels, uids in missing.items():
         session.change_labels(uids, list(labels), add=True)
-    after = session.fetch(sorted(i.uid for i in landed.values()), ["X-GM-MSGID", "X-GM-LABELS"]) if missing else {}
+    after = session.fetch(sorted(i.uid for i in landed.values()), ["X-GM-MSGID", "X-GM-LABELS"])
+    _read_back(group, back, {msgid: after.get(item.uid) for msgid, item in landed.items()}, tally)
+
+
+def _read_back(group: undo.Group, back: list[int], now: dict[int, Fetched | None], tally: _Tally) -> None:
+    """Each message out of Trash: in All Mail, with its labels, in the Inbox exactly when it was before."""
     for msgid in back:
-        now = after.get(landed[msgid].uid, landed[msgid]) if msgid in landed else None
-        if now is None:
+        item = now.get(msgid)
+        before = group.labels.get(msgid, [])
+        if item is None:
             tally.fail(msgid, group, "Gmail accepted the move out of Trash but the message is not in All Mail")
-        elif any(not carries(now.labels or (), lb) for lb in _user_labels(group, msgid)):
+        elif any(not carries(item.labels or (), lb) for lb in _user_labels(group, msgid)):
             tally.fail(msgid, group, "back from Trash, but Gmail did not put all of its labels back")
+        elif carries(item.labels or (), INBOX) is not carries(before, INBOX):
+            tally.fail(
+                msgid, group, "back from Trash, but not in the Inbox as it was before (or in it when it was not)"
+            )
         else:
             tally.restored += 1
 
