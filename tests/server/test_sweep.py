@@ -285,3 +285,31 @@ def test_record_files_hold_no_token(tmp_path: Path) -> None:
     [path] = (tmp_path / records.FOLDER).glob("*.json")
     assert token not in path.read_text() and token not in path.name
     assert json.loads(path.read_text())["account"] == "o" and (path.stat().st_mode & 0o777) == 0o600
+
+
+async def test_mail_too_new_for_the_index_is_neither_counted_nor_touched(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+) -> None:
+    load(emulator, accounting_box(threads=10, replies=0).specs)  # loaded mail is indexed from the start
+    runtime = make_runtime(write_config([config_entry()]))
+    emulator.set_knobs(raw_search_lag_s=30.0)
+    preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change={"seen": True})
+    assert preview["matched_messages"] == 10
+    fresh = "Content-Type: text/plain\r\n\r\nNový výpis.\r\n"
+    for n in range(2):
+        mid = message_id(f"nova-{n}")
+        head = f"From: <vypisy@banka.example>\r\nTo: {BOX}\r\nSubject: Nový {n}\r\nMessage-ID: <{mid}>\r\n"
+        emulator.deliver(BOX, (head + fresh).encode())
+    applied = await ok(
+        call,
+        runtime,
+        "mg_sweep",
+        account="o",
+        query=QUERY,
+        change={"seen": True},
+        confirm_token=preview["confirm_token"],
+    )
+    assert (applied["changed"], applied["new_since_preview"], applied["left_since_preview"]) == (10, 0, 0)
+    for n in range(2):
+        info = emulator.message(BOX, message_id(f"nova-{n}"))
+        assert info is not None and "\\Seen" not in info.flags  # untouched
