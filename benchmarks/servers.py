@@ -112,7 +112,8 @@ def ours_params(emu: GmailEmulator, setup: Setup, name: str, boxes: list[fx.Mail
     config.chmod(0o600)
     exe = Path(sys.executable).parent / "mcp-multi-gmail"
     command, args = (str(exe), []) if exe.exists() else (sys.executable, ["-m", "mcp_multi_gmail"])
-    env = {**_base_env(home), **loopback_environ(**emu.env())}
+    # The state folder (send journal, undo records) in the server's home, not in the checkout.
+    env = {**_base_env(home), "MG_WATCH_DIR": str(home), **loopback_environ(**emu.env())}
     return StdioServerParameters(command=command, args=[*args, "--config", str(config)], env=env, cwd=str(home))
 
 
