@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from pydantic import Field
@@ -235,7 +234,3 @@ class Recorder:
         for group in self.groups:
             group.failed = {msgid for msgid, uid in group.messages.items() if uid in failed_uids}
         settle(self.runtime, self.token, self.groups)
-
-
-def expires_at(created: datetime) -> str:
-    return stamp(created + KEEP)
