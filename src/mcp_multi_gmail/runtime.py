@@ -18,6 +18,7 @@ from .errors import MailError
 from .gitwarn import secrets_in_git_warnings
 from .gmail.connections import Connections
 from .gmail.endpoint import GMAIL, Endpoint, EndpointError, resolve_endpoint
+from .gmail.web import PRODUCTION, WEB_CA_FILE_ENV, WEB_RESOLVE_ENV, WebSettings, web_settings
 from .layout import GUARD_MESSAGE, AddonLayout, check_location, default_download_dir, project_dir
 from .oauth.advice import sign_in_command
 from .oauth.tokens import sign_in_state, too_open
@@ -47,6 +48,8 @@ class Runtime:
     repair: Repair | None = None
     # The start-up checks this runtime came from, to run again when a reload should end repair mode.
     recheck: Callable[[], StartCheck] | None = field(default=None, repr=False)
+    # Where the one web request (a one-click unsubscribe) may go: production, or a test's stand-in.
+    web: WebSettings = PRODUCTION
     # Tests only: a deadline below the configuration's floor of 10 s, so a test of what happens at
     # the deadline waits a second or two, not ten. It outlives reloads; no file or variable sets it.
     call_timeout_override_s: float | None = None
@@ -62,11 +65,14 @@ class Runtime:
         call_timeout_s: float | None = None,
     ) -> Runtime:
         """The one way to build a runtime (server, demo, tests): the configuration file, and where
-        Gmail is, from `environ`. Raises ConfigError or EndpointError with the Czech report.
+        Gmail and the web request go, from `environ`. Raises ConfigError or EndpointError with the Czech report.
         `call_timeout_s` is for tests only (the field `call_timeout_override_s`)."""
         config = load_config(config_path, layout=layout, environ=environ)
         endpoint = resolve_endpoint(environ)
-        runtime = cls(config=config, endpoint=endpoint, layout=layout, environ=dict(environ), state_dir=state_dir)
+        web = web_settings(environ)
+        runtime = cls(
+            config=config, endpoint=endpoint, layout=layout, environ=dict(environ), state_dir=state_dir, web=web
+        )
         runtime.call_timeout_override_s = call_timeout_s
         return runtime
 
@@ -133,7 +139,10 @@ class Repair:
             )
             tail = "Install the add-on inside Miládka (guide://mcp-multi-gmail/nastaveni), then call mg_reload_config."
         elif self.problem == "endpoint":
-            head = "MG_GMAIL_ENDPOINT (tests and the demo only) is wrong, so no mailbox is available. The report: "
+            head = (
+                "A test-only variable (MG_GMAIL_ENDPOINT, MG_WEB_RESOLVE or MG_WEB_CA_FILE) is wrong, so no "
+                "mailbox is available. The report: "
+            )
             tail = "Remove or fix it where the server is started (.mcp.json), then start a new conversation."
         else:
             head = f"The configuration {self.config_path} did not load, so no mailbox is available. The report: "
@@ -185,7 +194,7 @@ def check_start(
         check.lines.append(str(error))
         check.problem = "endpoint"
         return check
-    check.lines.extend(start_warnings(runtime.config, runtime.endpoint))
+    check.lines.extend(start_warnings(runtime.config, runtime.endpoint, runtime.web))
     runtime.warnings = tuple(line.removeprefix(WARNING_PREFIX) for line in check.lines)
     runtime.recheck = check.recheck
     check.runtime = runtime
@@ -197,16 +206,38 @@ def report_lines(lines: list[str]) -> tuple[str, ...]:
     return tuple("\n".join(lines).splitlines())
 
 
-def start_warnings(config: Config, endpoint: Endpoint) -> list[str]:
-    """The "POZOR: …" lines of a start: the configuration's, a test endpoint, passwords git would commit."""
+def start_warnings(config: Config, endpoint: Endpoint, web: WebSettings) -> list[str]:
+    """The "POZOR: …" lines of a start: the configuration's, a test endpoint and web stand-in,
+    passwords git would commit."""
     lines = [f"{WARNING_PREFIX}{warning}" for warning in config.warnings]
     if endpoint.overridden:
         lines.append(
             f"{WARNING_PREFIX}místo Gmailu se připojuji k {endpoint.imap_host}:{endpoint.imap_port} "
             "(MG_GMAIL_ENDPOINT, jen pro testy a ukázku)."
         )
+    lines.extend(f"{WARNING_PREFIX}{line}" for line in web_warnings(web))
     lines.extend(secrets_in_git_warnings(config.secret_files))
     lines.extend(f"{WARNING_PREFIX}{line}" for line in sign_in_warnings(config))
+    return lines
+
+
+def web_warnings(web: WebSettings) -> list[str]:
+    """Where a one-click unsubscribe goes instead of the real web, or test variables left without effect."""
+    lines = []
+    if web.resolve:
+        names = ", ".join(f"{host}={address}:{port}" for host, (address, port) in web.resolve.items())
+        lines.append(
+            f"odhlášení jedním kliknutím posílám jen na {names} a na nic jiného ({WEB_RESOLVE_ENV}, jen pro testy)."
+        )
+    if web.ca_file is not None:
+        lines.append(
+            f"u odhlášení jedním kliknutím věřím i certifikátům z {web.ca_file} ({WEB_CA_FILE_ENV}, jen pro testy)."
+        )
+    if web.ignored:
+        lines.append(
+            f"{' a '.join(web.ignored)} platí jen spolu s MG_GMAIL_ENDPOINT; bez něj je nechávám bez účinku "
+            "a odhlášení jedním kliknutím jde na skutečnou adresu."
+        )
     return lines
 
 

@@ -38,7 +38,7 @@ class Endpoint:
 
     def tls_context(self) -> ssl.SSLContext:
         # Verification is never switched off; a test CA is only ever added.
-        return _shared_context(self.ca_file)
+        return shared_tls_context(self.ca_file)
 
 
 # Building a default context loads the whole system trust store (~0.1 s of CPU); doing that for
@@ -59,7 +59,8 @@ def _ca_key(ca_file: Path | None) -> tuple[str, int, int] | None:
     return (str(ca_file), stat.st_size, stat.st_mtime_ns)
 
 
-def _shared_context(ca_file: Path | None) -> ssl.SSLContext:
+def shared_tls_context(ca_file: Path | None) -> ssl.SSLContext:
+    """The verifying TLS context for `ca_file` (None: the system trust store alone), built once."""
     key = _ca_key(ca_file)
     with _CONTEXTS_LOCK:
         context = _CONTEXTS.get(key)

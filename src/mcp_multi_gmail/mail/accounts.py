@@ -248,7 +248,7 @@ def reload_config(runtime: Runtime) -> ReloadResult:
 
 
 def _warnings(runtime: Runtime) -> tuple[str, ...]:
-    lines = start_warnings(runtime.config, runtime.endpoint)
+    lines = start_warnings(runtime.config, runtime.endpoint, runtime.web)
     return tuple(line.removeprefix(WARNING_PREFIX) for line in lines)
 
 
@@ -265,6 +265,7 @@ def _end_repair(runtime: Runtime) -> ReloadResult:
         error = runtime.repair.error()
         raise MailError("config_invalid", f"Still in repair mode. {error.message}") from None
     runtime.config, runtime.endpoint, runtime.warnings = loaded.config, loaded.endpoint, loaded.warnings
+    runtime.web = loaded.web
     runtime.recheck = loaded.recheck
     runtime.repair = None
     names = loaded.config.names()
