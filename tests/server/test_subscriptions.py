@@ -224,3 +224,31 @@ async def test_forged_and_failed_verdicts_are_shown_as_unsigned(
         "f.failed.example": ("DKIM did not pass (dkim=fail)",) * 2 + (None,),
         "f.bare.example": ("no DKIM result",) * 2 + (None,),
     }
+
+
+async def test_long_lists_fit_the_budget_and_every_page_continues(
+    emulator: GmailEmulator, call: Call, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    # 120 lists whose names, senders and links are as long as a header allows.
+    long = "velmi-dlouhy-nazev-seznamu-" * 12
+    for number in range(120):
+        domain = f"{long[: 150 - len(str(number))]}{number}.example"
+        url = f"https://{domain}/odhlasit?" + "&".join(f"p{i}={'x' * 60}" for i in range(25))
+        name = f"Zpravodaj „{number}“ s \\dlouhým\\ jménem " * 6
+        letter = Newsletter(f"zpravodaj@{domain}", name, f"seznam{number}.{domain}", f"<{url}>, <mailto:pryc@{domain}>")
+        deliver(emulator, ME, letter, first_day=1 + number % 80)
+    runtime = make_runtime(write_config([ACCOUNT]))
+    seen = 0
+    token = None
+    for _ in range(20):
+        result = await call(
+            runtime, "mg_list_subscriptions", {"account": "o", **({"page_token": token} if token else {})}
+        )
+        page = result.structured_content
+        assert len(result.content[0].text) <= 40_000
+        seen += len(page["subscriptions"])
+        token = page["next_page_token"]
+        if token is None:
+            break
+        assert page["page_budget_exhausted"] is True and page["cut"][0]["field"] == "subscriptions"
+    assert seen == 120 and page["total_lists"] == 120
