@@ -6,7 +6,9 @@ part is fetched in slices (`BODY.PEEK[part]<start.length>`, RFC 3501 section 6.4
 transfer-decoded and charset-decoded incrementally, and only the characters inside the window
 are kept. Character offsets stay exactly those of the whole decoded text: decoding carries
 partial base64 quanta, unfinished quoted-printable lines, split multi-byte characters and a CR
-whose LF is in the next slice over to the next slice.
+whose LF is in the next slice over to the next slice. Whether the part has the transfer encoding
+it is labelled with is judged once, on the first slice (parse.transfer.judge), so every window of
+a mislabelled part is read as it came, never decoded into junk from some offset on.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING
 from ..text import clean
 from .parse.bodystructure import Part
 from .parse.charsets import codec_for, fallback_codecs, reported_charset
-from .parse.transfer import b64_lenient, b64_noise
+from .parse.transfer import Ignorable, b64_lenient, b64_noise, judge
 
 if TYPE_CHECKING:
     from .imap import ImapSession
@@ -32,8 +34,10 @@ class TextStream:
     """Transfer decoding, charset decoding, LF newlines and cleaning, one slice at a time."""
 
     def __init__(self, encoding: str | None, charset: str | None) -> None:
-        kind = (encoding or "").strip().lower()
-        self._kind = kind if kind in ("base64", "quoted-printable") else ""
+        self._declared = encoding
+        self._judged = False  # the transfer encoding is judged on the first slice
+        self.transfer_ignored: Ignorable | None = None  # the label the content cannot have (judge)
+        self._kind = ""
         self._carry = b""
         self._charset = charset
         self._chars = codecs.getincrementaldecoder(codec_for(charset))("replace")
@@ -67,7 +71,20 @@ class TextStream:
             self.charset_used = reported_charset(self._charset, codec)
             return
 
+    def _judge(self, data: bytes) -> None:
+        self._judged = True
+        judged = judge(data, self._declared, self._charset, text=True)
+        self.transfer_ignored = judged.ignored
+        self._kind = judged.encoding if judged.encoding in ("base64", "quoted-printable") else ""
+
     def _transfer(self, data: bytes, final: bool) -> bytes:
+        if not self._judged:
+            # Judged on a whole first slice (or the whole part), whatever size the caller feeds.
+            self._carry += data
+            if len(self._carry) < SLICE_BYTES and not final:
+                return b""
+            data, self._carry = self._carry, b""
+            self._judge(data)
         buffer = self._carry + data
         self._carry = b""
         if self._kind == "base64":
@@ -111,6 +128,7 @@ class Window:
     exact: bool  # False: the body was not read to its end and `total` is an estimate
     more: bool  # text follows after this window
     charset_used: str = "utf-8"  # the charset that decoded the text (TextStream.charset_used)
+    transfer_encoding_ignored: Ignorable | None = None  # TextStream.transfer_ignored
 
 
 def read_window(session: ImapSession, uid: int, part: Part, offset: int, limit: int) -> Window | None:
@@ -135,7 +153,8 @@ def read_window(session: ImapSession, uid: int, part: Part, offset: int, limit: 
         if final:
             start = min(offset, seen)
             window = "".join(pieces)
-            return Window(window, start, seen, True, start + len(window) < seen, stream.charset_used)
+            more = start + len(window) < seen
+            return Window(window, start, seen, True, more, stream.charset_used, stream.transfer_ignored)
         if seen > wanted_end:
             break
     # Stopped early: estimate the whole length from the characters per encoded byte so far.
@@ -143,4 +162,4 @@ def read_window(session: ImapSession, uid: int, part: Part, offset: int, limit: 
     if part.size is not None and position:
         estimate = max(seen + 1, round(seen * part.size / position))
     window = "".join(pieces)
-    return Window(window, min(offset, seen), estimate, False, True, stream.charset_used)
+    return Window(window, min(offset, seen), estimate, False, True, stream.charset_used, stream.transfer_ignored)

@@ -13,7 +13,7 @@ from ..errors import MailError, not_found
 from ..gmail.imap import ALL_MAIL, ImapSession
 from ..gmail.parse.bodystructure import Part, attachment_parts
 from ..gmail.parse.filenames import generated_name, safe_filename
-from ..gmail.parse.transfer import decodable, decode_bytes, uu_blocks
+from ..gmail.parse.transfer import decodable, decode_bytes, decode_judged, judge, uu_blocks
 from ..runtime import Runtime
 from . import bodies, inputs
 from .read import disappeared, find_message
@@ -30,8 +30,9 @@ class AttachmentResult(BaseModel):
     path: str = Field(description="Absolute path of the written file")
     decoded: bool = Field(
         default=True,
-        description="false: the part's transfer encoding (transfer_encoding) is not one this server can undo; "
-        "the file holds the part as it came, not the real file",
+        description="false: the part's transfer encoding (transfer_encoding) is not one this server can undo, "
+        'or the content cannot have it (words where base64 belongs, "=" signs that are not escapes); the file '
+        "holds the part as it came",
     )
     transfer_encoding: str | None = Field(
         default=None, description="The part's Content-Transfer-Encoding, set when decoded is false"
@@ -53,7 +54,7 @@ def _uu_file(session: ImapSession, uid: int, parts: list[Part], part_id: str) ->
     if parent is None or not index.isdigit():
         return None
     raw = bodies.content_of(session, uid, parent, session.fetch_part(uid, parent_id))
-    data = decode_bytes(raw or b"", parent.encoding)
+    data = decode_judged(raw or b"", parent.encoding, parent.charset, text=True)  # as bodies.uu_split reads it
     blocks = uu_blocks(data)
     if not 1 <= int(index) <= len(blocks):
         return None
@@ -81,9 +82,10 @@ def _download(session: ImapSession, account: Account, bare: str, part_id: str) -
     if raw is None:
         raise disappeared(bare, account)
     name = safe_filename(part.filename or generated_name(part.part_id, part.mime_type), part_id)
-    if not decodable(part.encoding):  # saved as it came, and the result says so
+    judged = judge(raw, part.encoding, part.charset)  # a file: its bytes need not be text
+    if not decodable(part.encoding) or judged.ignored:  # saved as it came, and the result says so
         return _Download(raw, name, part.mime_type, undecoded=part.encoding)
-    return _Download(decode_bytes(raw, part.encoding), name, part.mime_type)
+    return _Download(decode_bytes(raw, judged.encoding), name, part.mime_type)
 
 
 def _write_inside(directory: Path, filename: str, data: bytes) -> Path:

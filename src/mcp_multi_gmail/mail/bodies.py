@@ -15,7 +15,7 @@ from __future__ import annotations
 import mimetypes
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -24,11 +24,14 @@ from ..gmail.parse.bodystructure import Part, attachment_parts, body_part
 from ..gmail.parse.filenames import generated_name, type_for
 from ..gmail.parse.transfer import (
     UU_ENCODINGS,
+    Ignorable,
     UuBlock,
     decode_body,
     decode_bytes,
-    decode_part,
+    decode_judged,
     decoded_size,
+    judge,
+    read_part,
     text_in_header,
     uu_blocks,
 )
@@ -66,6 +69,7 @@ class BodyWindow:
     hidden_text_chars: int = 0
     attachments: list[AttachmentInfo] = field(default_factory=list)
     charset_used: str | None = None
+    transfer_encoding_ignored: Ignorable | None = None  # the label the body part could not have (judge)
     text: str | None = None  # the whole decoded text (for the preview), not part of the result
 
     def fields(self) -> dict[str, object]:
@@ -78,6 +82,7 @@ class BodyWindow:
             "hidden_text_chars": self.hidden_text_chars,
             "attachments": self.attachments,
             "charset_used": self.charset_used,
+            "transfer_encoding_ignored": self.transfer_encoding_ignored,
         }
 
 
@@ -92,7 +97,7 @@ def attachment_list(structure: Sequence[Part] | None, held: Mapping[str, bytes] 
             filename=part.filename or generated_name(part.part_id, part.mime_type),
             mime_type=part.mime_type,
             size_bytes=(
-                len(decode_bytes(held[part.part_id], part.encoding))
+                len(decode_judged(held[part.part_id], part.encoding, part.charset))
                 if part.part_id in held
                 else decoded_size(part.size, part.encoding, part.filename)
             ),
@@ -144,17 +149,27 @@ def uu_block_name(part: Part, index: int, block: UuBlock) -> tuple[str, str, boo
     return name, kind, block.name is None
 
 
-def uu_split(part: Part, raw: bytes) -> tuple[bytes, str, list[AttachmentInfo]]:
+class Split(NamedTuple):
+    """A text part's bytes once the uuencoded files are out (uu_split)."""
+
+    data: bytes
+    encoding: str  # the transfer encoding `data` has now
+    files: list[AttachmentInfo]
+    transfer_ignored: Ignorable | None = None  # the label the part could not have, when it was split
+
+
+def uu_split(part: Part, raw: bytes) -> Split:
     """A plain text part without the uuencoded files inside it (`begin 644 name` … `end`, mail's
     way before MIME), the transfer encoding its bytes now have, and those files listed as
     attachments "<part>.<n>" (mg_get_attachment takes them back: attachments.py). A part without
     such files comes back as it is."""
     if part.mime_type != "text/plain" or part.encoding in UU_ENCODINGS:
-        return raw, part.encoding, []
-    data = decode_bytes(raw, part.encoding)
+        return Split(raw, part.encoding, [])
+    judged = judge(raw, part.encoding, part.charset, text=True)  # read as the body's text
+    data = decode_bytes(raw, judged.encoding)
     blocks = uu_blocks(data)
     if not blocks:
-        return raw, part.encoding, []
+        return Split(raw, part.encoding, [])
     kept = bytearray()
     listed: list[AttachmentInfo] = []
     position = 0
@@ -173,23 +188,23 @@ def uu_split(part: Part, raw: bytes) -> tuple[bytes, str, list[AttachmentInfo]]:
             )
         )
     kept += data[position:]
-    return bytes(kept), "8bit", listed
+    return Split(bytes(kept), "8bit", listed, judged.ignored)
 
 
 def decoded(
     chosen: Part, raw: bytes, encoding: str | None, *, raw_html: bool = False
-) -> tuple[BodyFormat, str, int, str]:
-    """(format, text, hidden characters, charset used) of the chosen part, its bytes in `encoding`
-    (uu_split's, once the uuencoded files are out), as mg_get_message shows it: the plain part as
-    it is (text/enriched and text/richtext converted to what a reader sees); an HTML-only body
-    converted to text without what it hides; raw HTML only when asked for."""
-    text, used = decode_part(raw, encoding, chosen.charset, chosen.mime_type)
+) -> tuple[BodyFormat, str, int, str, Ignorable | None]:
+    """(format, text, hidden characters, charset used, transfer encoding ignored) of the chosen
+    part, its bytes in `encoding` (uu_split's, once the uuencoded files are out), as mg_get_message
+    shows it: the plain part as it is (text/enriched and text/richtext converted to what a reader
+    sees); an HTML-only body converted to text without what it hides; raw HTML only when asked for."""
+    text, used, ignored = read_part(raw, encoding, chosen.charset, chosen.mime_type)
     if chosen.mime_type != "text/html":
-        return "text", text, 0, used
+        return "text", text, 0, used, ignored
     if raw_html:
-        return "html", text, 0, used
+        return "html", text, 0, used, ignored
     converted = html_to_text(text)
-    return "html_as_text", converted.text, converted.hidden_chars, used
+    return "html_as_text", converted.text, converted.hidden_chars, used, ignored
 
 
 def window(
@@ -226,17 +241,17 @@ class ThreadTexts:
     raw: dict[int, bytes]
     in_headers: dict[int, dict[str, bytes]] = field(default_factory=dict)  # header_contents, by UID
     # uu_split of each message's text, by UID: previews and windows both need it, so it runs once.
-    _split: dict[int, tuple[bytes, str, list[AttachmentInfo]]] = field(default_factory=dict, init=False, repr=False)
+    _split: dict[int, Split] = field(default_factory=dict, init=False, repr=False)
 
-    def _text(self, uid: int) -> tuple[Part, bytes, str, list[AttachmentInfo]] | None:
-        """The chosen part of `uid`, its bytes without the uuencoded files in them, their transfer
-        encoding and those files listed; None when no text part was read."""
+    def _text(self, uid: int) -> tuple[Part, Split] | None:
+        """The chosen part of `uid` and its bytes without the uuencoded files in them (uu_split);
+        None when no text part was read."""
         part, raw = self.chosen.get(uid), self.raw.get(uid)
         if part is None or raw is None:
             return None
         if uid not in self._split:
             self._split[uid] = uu_split(part, raw)
-        return (part, *self._split[uid])
+        return part, self._split[uid]
 
     def previews(self) -> dict[int, str | None]:
         """The previews of the messages read whole, from their text (no FETCH of beginnings)."""
@@ -246,9 +261,10 @@ class ThreadTexts:
             if text is None:
                 found[uid] = None
                 continue
-            part, data, encoding, _files = text
+            part, split = text
             found[uid] = preview_of(
-                decode_body(data, encoding, part.charset, part.mime_type), html=part.mime_type == "text/html"
+                decode_body(split.data, split.encoding, part.charset, part.mime_type),
+                html=part.mime_type == "text/html",
             )
         return found
 
@@ -262,15 +278,19 @@ class ThreadTexts:
             read = self._text(uid)
             body_format: BodyFormat | None = None
             body: str | None = None
-            hidden, used = 0, None
+            hidden, used, ignored = 0, None, None
             files: list[AttachmentInfo] = []
             held = dict(self.in_headers.get(uid, {}))
             if read is not None:
-                part, data, encoding, files = read
-                body_format, body, hidden, used = decoded(part, data, encoding)
+                part, split = read
+                files = split.files
+                body_format, body, hidden, used, ignored = decoded(part, split.data, split.encoding)
+                ignored = split.transfer_ignored or ignored
                 held[part.part_id] = self.raw[uid]
             shown = window(body_format, body, 0, limit, structure, hidden, held)
-            windows[uid] = replace(shown, charset_used=used, attachments=shown.attachments + files)
+            windows[uid] = replace(
+                shown, charset_used=used, transfer_encoding_ignored=ignored, attachments=shown.attachments + files
+            )
         return windows
 
 

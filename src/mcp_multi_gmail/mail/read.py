@@ -20,7 +20,7 @@ from ..gmail.connections import Searches
 from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
 from ..gmail.parse.bodystructure import Part, body_part
 from ..gmail.parse.richtext import is_rich, rich_to_text
-from ..gmail.parse.transfer import decode_part
+from ..gmail.parse.transfer import Ignorable, read_part
 from ..htmltext import html_to_text
 from ..runtime import Runtime
 from ..text import clean
@@ -68,6 +68,13 @@ _BODY_FIELDS = (
     "hidden_text_chars",
     "attachments",
     "charset_used",
+    "transfer_encoding_ignored",
+)
+
+TRANSFER_IGNORED_WORDS = (
+    "Set when the body part is labelled with this Content-Transfer-Encoding but its content cannot have it "
+    '(ordinary words where base64 belongs, "=" signs that are not escapes): the body is shown as it came, '
+    "not decoded into junk; null otherwise"
 )
 
 
@@ -93,6 +100,7 @@ class ThreadMessage(MessageSummary):
     hidden_text_chars: int | None = None
     attachments: list[AttachmentInfo] | None = None
     charset_used: str | None = Field(default=None, description="Only with bodies: as mg_get_message")
+    transfer_encoding_ignored: Ignorable | None = Field(default=None, description="Only with bodies: as mg_get_message")
 
     @model_serializer(mode="wrap")
     def _only_asked(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -292,6 +300,7 @@ class MessageResult(MessageSummary):
         description="The charset that decoded the body: the declared one, or utf-8 when the declared label "
         "could not decode it cleanly (a mislabelled message); null without a body",
     )
+    transfer_encoding_ignored: Ignorable | None = Field(default=None, description=TRANSFER_IGNORED_WORDS)
     body_budget_exhausted: bool = Field(
         default=False,
         description="true: the window ends before max_body_length because the result reached its "
@@ -352,6 +361,7 @@ def _read_message(
     body_format: str | None = None
     window: str | None = None
     charset_used: str | None = None
+    ignored: Ignorable | None = None  # the transfer encoding the body part could not have
     files: list[AttachmentInfo] = []  # uuencoded files inside the plain text
     held: dict[str, bytes] = {}  # the chosen part's bytes, by part number, when read whole
     start = total = hidden = 0
@@ -365,14 +375,17 @@ def _read_message(
             raw = bodies_.content_of(session, uid, chosen, session.fetch_part(uid, chosen.part_id))
             if raw is not None:
                 held[chosen.part_id] = raw
-                raw, encoding, files = bodies_.uu_split(chosen, raw)
-                text, charset_used = decode_part(raw, encoding, chosen.charset, chosen.mime_type)
+                split = bodies_.uu_split(chosen, raw)
+                files = split.files
+                text, charset_used, ignored = read_part(split.data, split.encoding, chosen.charset, chosen.mime_type)
+                ignored = split.transfer_ignored or ignored
         elif (html and not raw_html) or is_rich(chosen.mime_type):
             # Turning HTML (or enriched text) into text needs the markup from its start: a bounded
             # beginning, in slices.
             beginning = read_window(session, uid, chosen, 0, HTML_READ_LIMIT)
             if beginning is not None:
                 text, whole, charset_used = beginning.text, not beginning.more, beginning.charset_used
+                ignored = beginning.transfer_encoding_ignored
                 if is_rich(chosen.mime_type):
                     text = rich_to_text(text, chosen.mime_type)
         else:
@@ -381,7 +394,7 @@ def _read_message(
             if sliced is not None:
                 window, start, total, more = sliced.text, sliced.start, sliced.total, sliced.more
                 body_format = "html" if html else "text"
-                charset_used = sliced.charset_used
+                charset_used, ignored = sliced.charset_used, sliced.transfer_encoding_ignored
         if text is not None:
             body_format = "text"
             if html and raw_html:
@@ -406,6 +419,7 @@ def _read_message(
             attachments=bodies_.attachment_list(structure, held) + files,
             copies=copies,
             charset_used=charset_used,
+            transfer_encoding_ignored=ignored,
         )
     )
 

@@ -52,6 +52,10 @@ class Knobs:
     # field nor a continuation, which then starts the body ("non_field"). Read when a message is
     # stored.
     header_end: Literal["blank_line", "non_field"] = "non_field"
+    # How BODYSTRUCTURE gives a parameter value holding 8-bit bytes (a raw UTF-8 file name, perhaps cut
+    # inside a character): as sent ("as_sent"), or decoded as UTF-8 with U+FFFD for what is not and
+    # sent as UTF-8 ("utf8_replaced"). Not on record for Gmail either way (BEHAVIOURS.md).
+    param_8bit: Literal["as_sent", "utf8_replaced"] = "as_sent"
     # Whether X-GM-RAW run inside the Trash folder finds the messages there without `in:trash`.
     raw_search_in_trash: bool = True
     # Longest command line accepted (bytes, literals not counted); longer ones get BAD. None = no limit.

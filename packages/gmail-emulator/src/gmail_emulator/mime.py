@@ -75,6 +75,9 @@ def _parse_fields(block: bytes) -> list[_Field]:
 
 
 HeaderEnd = Literal["blank_line", "non_field"]
+# How BODYSTRUCTURE gives a parameter value with 8-bit bytes (a raw UTF-8 file name): as sent, or
+# as UTF-8 with U+FFFD for every sequence that is not (BEHAVIOURS.md, knob `param_8bit`).
+EightBit = Literal["as_sent", "utf8_replaced"]
 # A header field line (a name, obsolete spaces allowed before the colon) or a folded continuation.
 _FIELD_LINE = re.compile(rb"[\x21-\x39\x3b-\x7e]+[ \t]*:|[ \t]")
 
@@ -232,22 +235,24 @@ class _Part:
             out.extend(parse_address_list(value.decode("latin-1")))
         return out
 
-    def bodystructure(self, extended: bool) -> bytes:
+    def bodystructure(self, extended: bool, eight_bit: EightBit = "as_sent") -> bytes:
         if self.maintype == "multipart" and not self.children:
             # Observed: an empty multipart/alternative answered as ("ALTERNATIVE") (BEHAVIOURS.md).
             return b"(" + imap_nstring(self.subtype.upper().encode("latin-1")) + b")"
         if self.children:
-            inner = b"".join(c.bodystructure(extended) for c in self.children)
+            inner = b"".join(c.bodystructure(extended, eight_bit) for c in self.children)
             # Gmail's form (observed): type words in upper case, extension data without a location.
             out = inner + b" " + imap_nstring(self.subtype.upper().encode())
             if extended:
-                out += b" " + b" ".join([_params_wire(self.params), self._disposition_wire(), self._language_wire()])
+                out += b" " + b" ".join(
+                    [_params_wire(self.params, eight_bit), self._disposition_wire(eight_bit), self._language_wire()]
+                )
             return b"(" + out + b")"
         body = self.body
         items = [
             imap_nstring(self.maintype.upper().encode("latin-1")),
             imap_nstring(self.subtype.upper().encode("latin-1")),
-            _params_wire(self.params),
+            _params_wire(self.params, eight_bit),
             imap_nstring(self.first("content-id")),
             imap_nstring(self.first("content-description")),
             imap_nstring(self.encoding.upper().encode("latin-1")),
@@ -256,20 +261,24 @@ class _Part:
         if self.message is not None:
             items += [
                 self.message.envelope(),
-                self.message.bodystructure(extended),
+                self.message.bodystructure(extended, eight_bit),
                 b"%d" % count_lines(body),
             ]
         elif self.maintype == "text":
             items.append(b"%d" % count_lines(body))
         if extended:
-            items += [imap_nstring(self.first("content-md5")), self._disposition_wire(), self._language_wire()]
+            items += [
+                imap_nstring(self.first("content-md5")),
+                self._disposition_wire(eight_bit),
+                self._language_wire(),
+            ]
         return b"(" + b" ".join(items) + b")"
 
-    def _disposition_wire(self) -> bytes:
+    def _disposition_wire(self, eight_bit: EightBit) -> bytes:
         disp = self.disposition()
         if disp is None:
             return b"NIL"
-        return b"(" + imap_nstring(disp[0].upper().encode("latin-1")) + b" " + _params_wire(disp[1]) + b")"
+        return b"(" + imap_nstring(disp[0].upper().encode("latin-1")) + b" " + _params_wire(disp[1], eight_bit) + b")"
 
     def _language_wire(self) -> bytes:
         value = self.first("content-language")
@@ -281,15 +290,26 @@ class _Part:
         return b"(" + b" ".join(imap_nstring(x) for x in langs) + b")"
 
 
-def _params_wire(params: list[tuple[str, bytes]]) -> bytes:
+def _params_wire(params: list[tuple[str, bytes]], eight_bit: EightBit = "as_sent") -> bytes:
     """Parameters as Gmail lists them (observed): names in upper case, in alphabetical order,
-    values as sent."""
+    values as sent; a value with 8-bit bytes as `eight_bit` says (assumed either way)."""
     if not params:
         return b"NIL"
     ordered = sorted(params, key=lambda kv: kv[0].upper())
     return (
-        b"(" + b" ".join(imap_nstring(k.upper().encode("latin-1")) + b" " + imap_nstring(v) for k, v in ordered) + b")"
+        b"("
+        + b" ".join(
+            imap_nstring(k.upper().encode("latin-1")) + b" " + imap_nstring(_param_value(v, eight_bit))
+            for k, v in ordered
+        )
+        + b")"
     )
+
+
+def _param_value(value: bytes, eight_bit: EightBit) -> bytes:
+    if eight_bit == "as_sent" or value.isascii():
+        return value
+    return value.decode("utf-8", "replace").encode("utf-8")
 
 
 def _addr_wire(addrs: list[Addr]) -> bytes:
@@ -373,7 +393,7 @@ class ParsedMessage:
         self.size: int = len(self.raw)
         self._root = _Part(self.raw, 0, self.size, ("text", "plain"), 0, header_end)
         self._envelope: bytes | None = None
-        self._bodystructure: dict[bool, bytes] = {}
+        self._bodystructure: dict[tuple[bool, EightBit], bytes] = {}
         self._text: str | None = None
 
     # ------------------------------------------------------------------ IMAP wire forms
@@ -383,11 +403,11 @@ class ParsedMessage:
             self._envelope = self._root.envelope()
         return self._envelope
 
-    def bodystructure(self, extended: bool = True) -> bytes:
+    def bodystructure(self, extended: bool = True, eight_bit: EightBit = "as_sent") -> bytes:
         """BODYSTRUCTURE (``extended=True``) or BODY (``extended=False``) value."""
-        cached = self._bodystructure.get(extended)
+        cached = self._bodystructure.get((extended, eight_bit))
         if cached is None:
-            cached = self._bodystructure[extended] = self._root.bodystructure(extended)
+            cached = self._bodystructure[extended, eight_bit] = self._root.bodystructure(extended, eight_bit)
         return cached
 
     def section(self, spec: str) -> bytes | None:

@@ -112,7 +112,7 @@ def _rfc2231(sections: dict[int, tuple[bool, str]]) -> str:
             data += unquote_to_bytes(text)
         else:
             data += text.encode("utf-8")
-    value = decode_text(bytes(data), charset) if charset else undeclared(bytes(data))[0]
+    value = decode_text(bytes(data), charset) if charset else undeclared(bytes(data), cut_short=True)[0]
     return clean(value.strip())
 
 
@@ -141,6 +141,13 @@ def _disposition(node: Sequence[object], index: int) -> tuple[str | None, dict[s
     return None, {}
 
 
+def _name(value: str | None) -> str | None:
+    """A file name without the U+FFFD that ends it: what is left of a character cut at a byte count
+    when the name declared its charset (RFC 2231, RFC 2047), or when the server replaced what it
+    could not read. The rest of the name is kept as it is."""
+    return (value or "").rstrip("\ufffd").rstrip() or None
+
+
 def _leaf(node: object, part_id: str) -> Part | None:
     if not isinstance(node, (tuple, list)) or not node:
         return None
@@ -160,7 +167,7 @@ def _leaf(node: object, part_id: str) -> Part | None:
     else:
         extension = 7
     disposition, disposition_params = _disposition(node, extension + 1)
-    filename = disposition_params.get("filename") or params.get("name") or None
+    filename = _name(disposition_params.get("filename")) or _name(params.get("name"))
     return Part(
         part_id=part_id,
         mime_type=f"{main}/{sub}",

@@ -1,7 +1,8 @@
 """Declared charsets to Python codecs, and IMAP atoms to text.
 
 Unknown, misspelt or dangerous charset names read as UTF-8; undeclared header bytes read as UTF-8
-when valid and as Latin-1 otherwise, so no byte is ever lost.
+when valid and as Latin-1 otherwise, so no byte is lost (text a person reads also as UTF-8 when
+only an unfinished character at its very end breaks it: that character is dropped).
 """
 
 from __future__ import annotations
@@ -48,8 +49,13 @@ def decode_text(data: bytes, charset: str | None) -> str:
         return data.decode("utf-8", "replace")
 
 
-def undeclared(raw: bytes) -> tuple[str, str]:
+def undeclared(raw: bytes, *, cut_short: bool = False) -> tuple[str, str]:
     """Header bytes with no declared charset: UTF-8 if valid, else Latin-1 (keeps every byte).
+
+    With `cut_short` (text a person reads: names, subjects), UTF-8 that is valid but for an
+    unfinished character at its very end (a client that cut a file name at a fixed byte count) is
+    UTF-8 without that tail: one broken character must not turn the rest into Latin-1 mojibake.
+    Identifiers (Message-IDs, mailboxes, hosts) keep every byte.
 
     Returns the text and the codec used, so encoded-word payloads can be turned back into the
     exact bytes they were.
@@ -57,7 +63,24 @@ def undeclared(raw: bytes) -> tuple[str, str]:
     try:
         return raw.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
-        return raw.decode("latin-1"), "latin-1"
+        cut = utf8_cut_short(raw) if cut_short else None
+        return (cut, "utf-8") if cut is not None else (raw.decode("latin-1"), "latin-1")
+
+
+def utf8_cut_short(raw: bytes) -> str | None:
+    """`raw` as UTF-8 without an unfinished character at its very end, when the rest is valid and
+    holds at least one whole multi-byte character; else None.
+
+    The whole character is the evidence: Latin-1 text that ends in an accented letter and has none
+    before it ("José", 4a 6f 73 e9) also ends like the start of a UTF-8 sequence, and stays Latin-1.
+    """
+    try:
+        # An incremental decode that is not final holds back an unfinished sequence at the end
+        # instead of failing on it; a bad byte anywhere else still fails.
+        text = codecs.getincrementaldecoder("utf-8")("strict").decode(raw, final=False)
+    except UnicodeDecodeError:
+        return None
+    return None if text.isascii() else text
 
 
 def atom_text(value: object) -> str | None:

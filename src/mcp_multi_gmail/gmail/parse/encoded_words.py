@@ -37,7 +37,7 @@ def decode_words(raw: bytes | str | None) -> str | None:
     if raw is None:
         return None
     if isinstance(raw, bytes):
-        text, source_codec = undeclared(raw)
+        text, source_codec = undeclared(raw, cut_short=True)
     else:
         text, source_codec = str(raw), "utf-8"
     text = _NEWLINES.sub("", _FOLD.sub(" ", text))

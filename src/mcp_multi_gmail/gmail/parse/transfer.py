@@ -1,5 +1,9 @@
 """Content-Transfer-Encoding undone (base64, quoted-printable, x-uuencode), and text parts decoded.
 
+A part labelled base64 or quoted-printable whose content cannot have that encoding (ordinary words
+under a base64 label, raw HTML under a quoted-printable one) is read as it came, and the reader is
+told which label was ignored (`judge`); decoding it would only make junk of the text.
+
 Uuencoded files also hide inside plain text with no transfer encoding at all: a `begin 644 name`
 line, encoded lines, `end` (the form mail used before MIME). `uu_blocks` finds them so they can
 be listed and saved as the files they are.
@@ -10,9 +14,10 @@ from __future__ import annotations
 import binascii
 import re
 from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
 from ...text import clean
-from .charsets import decode_checked
+from .charsets import decode_checked, undeclared
 from .richtext import is_rich, rich_to_text
 
 _B64_JUNK = re.compile(rb"[^A-Za-z0-9+/=\-_]")
@@ -109,7 +114,7 @@ def uu_blocks(text: bytes) -> list[UuBlock]:
         if not lines[0].strip() or lines[0][:1] not in b"!\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLM`":
             position = begin.end()
             continue
-        name = begin.group(2).decode("utf-8", "replace").strip() or None
+        name = undeclared(begin.group(2), cut_short=True)[0].strip() or None  # as a header's name
         found.append(UuBlock(clean(name) if name else None, begin.start(), stop))
         position = stop
     return found
@@ -162,6 +167,123 @@ def decoded_size(size: int | None, encoding: str | None, name: str | None = None
     return size
 
 
+# ------------------------------------------------------------------ a label the content cannot have
+
+_B64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_"
+# A part labelled base64 is not base64 when this share of its characters lies outside the alphabet.
+NOT_BASE64_SHARE = 0.1
+_WHITESPACE = b" \t\r\n\f\v"
+_ENCODER_WIDTH = 76  # RFC 2045 section 6.8: the longest base64 line
+# Control characters no text holds (tab, line feed, form feed and carriage return aside): decoding
+# something that was not encoded makes them, about one byte in nine.
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f]")
+# Base64 decoding a text part "far less valid" than its raw bytes: at least this many more control
+# characters per 1,000 characters. Random bytes hold about 110 per 1,000, any text 0.
+FAR_LESS_VALID_PER_1000 = 20
+_QP_STRAY = re.compile(rb"=(?![0-9A-Fa-f]{2}|[ \t]*(?:\r?\n|\Z))")  # an "=" that is no escape
+_BAD_TEXT = re.compile("[\ufffd\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
+# The transfer encodings a part can be judged not to have (`judge`).
+Ignorable = Literal["base64", "quoted-printable"]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """How a part's bytes are read: the transfer encoding to undo, and the declared one when the
+    content cannot have it (then the part is read as it came)."""
+
+    encoding: str
+    ignored: Ignorable | None = None
+
+
+def _kind(encoding: str | None) -> str:
+    return (encoding or "").strip().lower()
+
+
+def _not_base64_chars(data: bytes) -> bool:
+    """At least NOT_BASE64_SHARE of the characters, whitespace at line ends aside, lie outside
+    base64's alphabet (with `=` and the URL-safe `-` `_`): punctuation, 8-bit bytes, and spaces
+    between words (an encoder never writes a space inside a line). A base64 file with a stray
+    character or a short epilogue after it (a broken boundary) is still base64."""
+    total = len(data.translate(None, _WHITESPACE))
+    if not total:
+        return False
+    outside = len(data.translate(None, _B64_ALPHABET + _WHITESPACE))
+    at_ends = 0  # spaces and tabs that begin or end a line
+    for line in data.split(b"\n"):
+        line = line.rstrip(b"\r")
+        at_ends += len(line) - len(line.strip(b" \t"))
+    inner = data.count(b" ") + data.count(b"\t") - at_ends
+    return outside + inner >= NOT_BASE64_SHARE * total
+
+
+def _encoder_shaped(data: bytes) -> bool:
+    """Lines as a base64 encoder writes them: every line but the last of one length, a multiple of
+    4, and the last no longer; or one line longer than any word."""
+    lines = [line for line in (raw.strip(_WHITESPACE) for raw in data.split(b"\n")) if line]
+    if len(lines) == 1:
+        return len(lines[0]) > _ENCODER_WIDTH
+    width = len(lines[0]) if lines else 0
+    return bool(lines) and width % 4 == 0 and all(len(line) == width for line in lines[:-1]) and len(lines[-1]) <= width
+
+
+def _controls_per_1000(text: str) -> float:
+    return 1000 * len(_CONTROLS.findall(text)) / max(1, len(text))
+
+
+def _not_base64_text(data: bytes, charset: str | None) -> bool:
+    """A text part that base64 decoding makes far less valid than its raw bytes (see
+    FAR_LESS_VALID_PER_1000), unless its lines are an encoder's (a file inside a text part decodes
+    to bytes that are not text, and is still base64)."""
+    if _encoder_shaped(data):
+        return False
+    as_came = _controls_per_1000(decode_checked(data, charset)[0])
+    undone = decode_checked(b64_lenient(data), charset)[0]
+    return _controls_per_1000(undone) >= as_came + FAR_LESS_VALID_PER_1000
+
+
+def _not_quoted_printable(data: bytes, charset: str | None, text: bool) -> bool:
+    """Most `=` signs are not escapes (`=` and two hex digits, or a soft line break), and, in a text
+    part, decoding adds U+FFFD or control characters the raw bytes did not have (raw HTML with
+    `width=100` or `bgcolor=FFFFFF`). Real quoted-printable with a stray `=` keeps its escapes in the
+    majority; an encoder that left `=` signs unescaped but wrote real escapes decodes to clean text."""
+    stray = len(_QP_STRAY.findall(data))
+    if stray * 2 <= data.count(b"="):
+        return False
+    if not text:
+        return True
+    as_came = len(_BAD_TEXT.findall(decode_checked(data, charset)[0]))
+    return len(_BAD_TEXT.findall(decode_checked(binascii.a2b_qp(data), charset)[0])) > as_came
+
+
+def judge(data: bytes, encoding: str | None, charset: str | None = None, *, text: bool = False) -> Judged:
+    """Whether a part labelled base64 or quoted-printable has that encoding; a part that cannot have
+    it is read as it came (`Judged.ignored` names the label).
+
+    Base64 is not base64 when a tenth of its characters lie outside base64's alphabet, or, for
+    bytes read as `text` (a body, not a file to save: a file's bytes need not be text), when
+    decoding makes it far less valid text (_not_base64_text). Quoted-printable is not
+    quoted-printable when most `=` signs are not escapes and, for text, decoding makes the text
+    worse; ignoring it is reported only where decoding would change something. `data` is what was
+    read: the whole part, or its beginning for a preview or a window read in slices
+    (bodystream.TextStream judges its first slice)."""
+    kind = _kind(encoding)
+    content = data.strip(_WHITESPACE)
+    if kind == "base64" and content and (_not_base64_chars(data) or (text and _not_base64_text(data, charset))):
+        return Judged("8bit", "base64")
+    if kind == "quoted-printable" and b"=" in data and _not_quoted_printable(data, charset, text):
+        if binascii.a2b_qp(data) != data:
+            return Judged("8bit", "quoted-printable")
+        return Judged("8bit")
+    return Judged(kind)
+
+
+def decode_judged(data: bytes, encoding: str | None, charset: str | None = None, *, text: bool = False) -> bytes:
+    """`decode_bytes` with the encoding `judge` finds: a part that cannot have its label comes back as it came."""
+    return decode_bytes(data, judge(data, encoding, charset, text=text).encoding)
+
+
 def decode_bytes(data: bytes, encoding: str | None) -> bytes:
     """Undo the Content-Transfer-Encoding (base64, quoted-printable, x-uuencode and its spellings);
     the identity encodings and unknown ones pass unchanged (see `decodable`)."""
@@ -176,19 +298,35 @@ def decode_bytes(data: bytes, encoding: str | None) -> bytes:
     return raw
 
 
-def decode_part(
-    data: bytes, encoding: str | None, charset: str | None, mime_type: str = "text/plain"
-) -> tuple[str, str]:
-    """A text part as text, and the charset that decoded it: transfer-decoded, charset-decoded
-    (a label that does not decode cleanly falls back to UTF-8), LF newlines, text/enriched and
-    text/richtext converted to what a reader sees, cleaned."""
-    text, used = decode_checked(decode_bytes(data, encoding), charset)
+class TextPart(NamedTuple):
+    """A text part as read: its text, the charset that decoded it, and the transfer encoding it was
+    labelled with but could not have (None when the label held)."""
+
+    text: str
+    charset_used: str
+    transfer_ignored: Ignorable | None
+
+
+def read_part(data: bytes, encoding: str | None, charset: str | None, mime_type: str = "text/plain") -> TextPart:
+    """A text part as text: transfer-decoded (unless the content cannot have its transfer encoding:
+    `judge`), charset-decoded (a label that does not decode cleanly falls back to UTF-8), LF
+    newlines, text/enriched and text/richtext converted to what a reader sees, cleaned."""
+    judged = judge(data, encoding, charset, text=True)
+    text, used = decode_checked(decode_bytes(data, judged.encoding), charset)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if is_rich(mime_type):
         text = rich_to_text(text, mime_type)
-    return clean(text), used
+    return TextPart(clean(text), used, judged.ignored)
+
+
+def decode_part(
+    data: bytes, encoding: str | None, charset: str | None, mime_type: str = "text/plain"
+) -> tuple[str, str]:
+    """`read_part`'s text and the charset that decoded it."""
+    text, used, _ignored = read_part(data, encoding, charset, mime_type)
+    return text, used
 
 
 def decode_body(data: bytes, encoding: str | None, charset: str | None, mime_type: str = "text/plain") -> str:
-    """`decode_part` without the charset."""
-    return decode_part(data, encoding, charset, mime_type)[0]
+    """`read_part`'s text."""
+    return read_part(data, encoding, charset, mime_type).text
