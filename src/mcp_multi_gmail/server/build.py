@@ -176,15 +176,18 @@ def build_server(runtime: Runtime) -> MCPServer:
 
 RELOAD_TOOL = "mg_reload_config"
 SEND_TOOL = "mg_send_message"
+# The tools that send something out of the mailbox: a message, or an unsubscribe (mail or one-click).
+SENDING_TOOLS = (SEND_TOOL, "mg_unsubscribe")
 # Claude Code asks the user before every call of a tool marked so, even in its bypass modes.
 CONFIRM_META = {"anthropic/requiresUserInteraction": True}
 
 
 def _mark_sends(server: MCPServer, runtime: Runtime) -> None:
-    """`confirm_sends: true` marks mg_send_message; a reload may switch it either way."""
-    tool = server._tool_manager.get_tool(SEND_TOOL)
-    if tool is not None:
-        tool.meta = dict(CONFIRM_META) if runtime.config.confirm_sends else None
+    """`confirm_sends: true` marks mg_send_message and mg_unsubscribe; a reload may switch it either way."""
+    for name in SENDING_TOOLS:
+        tool = server._tool_manager.get_tool(name)
+        if tool is not None:
+            tool.meta = dict(CONFIRM_META) if runtime.config.confirm_sends else None
 
 
 def _listed_tools(server: MCPServer) -> list[tuple[str, Any]]:
