@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from toolcalls import Call, error, ok
 
-from gmail_emulator import GmailEmulator
+from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.mail.unsubscribed import LEFT_FILE
 from mcp_multi_gmail.runtime import Runtime
 from support.newsletters import Newsletter, deliver
@@ -230,3 +230,21 @@ async def test_the_newest_message_of_a_list_by_another_poster(
     runtime = make_runtime(write_config([ACCOUNT]))
     plan = await ok(call, runtime, "mg_unsubscribe", account="o", message_id=older, method="mailto", dry_run=True)
     assert plan["message_id"] == newest and plan["mailto"]["to"] == "members-leave@lists.club.example"
+
+
+async def test_a_refused_list_id_search_falls_back_to_the_sender(
+    emulator: GmailEmulator, call: Call, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> None:
+    # Whether Gmail's HEADER search reads List-Id is not documented: where it is refused, the
+    # message's own sender still finds the list's messages, and the named one is always a candidate.
+    [older] = deliver(emulator, ME, CLUB, first_day=5)
+    other = Newsletter("anna@lists.club.example", "Anna", "members.lists.club.example", "<mailto:x@lists.club.example>")
+    deliver(emulator, ME, other, first_day=1)
+    runtime = make_runtime(write_config([ACCOUNT]))
+    emulator.add_fault(FaultRule("no:[CANNOT] Unsupported search", match="UID SEARCH", nth=3, times=1))
+    plan = await ok(call, runtime, "mg_unsubscribe", account="o", message_id=older, method="mailto", dry_run=True)
+    header_searches = [c.line for c in emulator.commands(ME) if c.name == "UID SEARCH" and "HEADER List-Id" in c.line]
+    searches = [c.line for c in emulator.commands(ME) if c.name == "UID SEARCH"]
+    assert "HEADER List-Id" in searches[2], searches  # the third, which the fault refused
+    assert len(header_searches) == 1  # asked, refused, and the call went on
+    assert plan["message_id"] == older and plan["mailto"]["to"] == LEAVE
