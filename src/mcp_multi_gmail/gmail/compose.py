@@ -479,7 +479,8 @@ def compose(draft: Draft, *, message_id: str, date: datetime, quote_locale: Quot
         msg["References"] = " ".join(f"<{ref}>" for ref in references)
 
     msg.set_content(plain)  # text/plain; charset="utf-8"
-    msg.add_alternative(html, subtype="html")
+    if not request.text_only:
+        msg.add_alternative(html, subtype="html")
     if parts:
         msg.make_mixed()
         for part in parts:

@@ -136,7 +136,7 @@ def _already(entry: Left) -> MailError:
 def _web_timeout() -> float:
     call = deadline.current()
     left = call.remaining() - DEADLINE_MARGIN_S if call is not None else web.ONE_CLICK_TIMEOUT_S
-    return max(0.1, min(web.ONE_CLICK_TIMEOUT_S, left))
+    return round(max(0.1, min(web.ONE_CLICK_TIMEOUT_S, left)), 1)
 
 
 async def unsubscribe(
@@ -255,6 +255,7 @@ async def _mailto(
         signature=False,
         from_alias=None,
         attachments=[],
+        text_only=True,
     )
     # From the mailbox's own address, no signature, no quote: nothing but what the URL names.
     prepared = Prepared(request, (account.address, None), None, [], None)
