@@ -6,38 +6,29 @@ import os
 import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from mcp_multi_gmail.errors import MailError
 from mcp_multi_gmail.policy import (
     ALLOWED_FLAGS,
     MAX_MESSAGE_BYTES,
     AllowedAttachment,
     check_can_send,
+    check_count,
     check_flags,
     check_has_to,
     check_header_value,
     check_message_label,
     check_message_size,
     check_recipients,
+    check_single_name,
     check_thread_label,
     imap_flag,
     resolve_attachments,
     resolve_sender,
 )
-
-
-def refused(call: Callable[[], object], code: str, *fragments: str) -> MailError:
-    """Run `call`, expect a MailError with `code` whose message contains every fragment."""
-    with pytest.raises(MailError) as info:
-        call()
-    err = info.value
-    assert err.code == code, err.message
-    for fragment in fragments:
-        assert fragment in err.message, (fragment, err.message)
-    return err
-
+from policy_refusals import refused
 
 # --- can_send ------------------------------------------------------------------------------
 
@@ -68,6 +59,8 @@ DOMAIN = ("@partner.example",)
         (DOMAIN, ["b@partner.example", "c@PARTNER.example"]),
         (("  @Partner.Example ",), ["b@partner.example"]),
         (("x@other.example", "@partner.example"), ["x@other.example", "y@partner.example"]),
+        (("@x",), ["a@x"]),
+        (("@partner.example", "@x"), ["a@x", "b@partner.example"]),
     ],
     ids=[
         "none-means-anybody",
@@ -78,6 +71,8 @@ DOMAIN = ("@partner.example",)
         "domain-several",
         "domain-entry-trimmed-and-cased",
         "mixed-entries",
+        "one-letter-domain",
+        "two-domain-entries",
     ],
 )
 def test_recipients_allowed(allowed: Sequence[str] | None, recipients: list[str]) -> None:
@@ -94,6 +89,9 @@ def test_recipients_allowed(allowed: Sequence[str] | None, recipients: list[str]
         (EXACT, ["xa@partner.example"], ['"xa@partner.example"']),
         (("partner.example",), ["a@partner.example"], ['"a@partner.example"']),
         (("@",), ["a@partner.example"], ['"a@partner.example"']),
+        (("@", "@x"), ["a@partner.example"], ['"a@partner.example"']),
+        (("@x",), ["a@xx", "a@x.example"], ['"a@xx", "a@x.example"']),
+        (("@partner.example",), ["partner.example@evil.example"], ['"partner.example@evil.example"']),
         (
             EXACT,
             ["a@partner.example", "x@evil.com", "y@evil.com", "x@evil.com"],
@@ -110,6 +108,9 @@ def test_recipients_allowed(allowed: Sequence[str] | None, recipients: list[str]
         "exact-is-not-suffix",
         "entry-without-at-matches-nothing",
         "bare-at-entry-matches-nothing",
+        "bare-at-beside-a-domain-matches-nothing-more",
+        "one-letter-domain-is-not-a-prefix",
+        "domain-as-local-part",
         "lists-every-refused-once",
         "empty-tuple-nobody",
         "empty-list-nobody",
@@ -222,9 +223,51 @@ def test_recipients_not_plain_address(recipient: str, allowed: Sequence[str] | N
     assert "ok@partner.example" not in err.message
 
 
-def test_recipients_bare_string_is_a_programming_error() -> None:
-    with pytest.raises(TypeError):
-        check_recipients("work", None, "a@partner.example")
+@pytest.mark.parametrize("count", [1, 99, 100])
+@pytest.mark.parametrize("allowed", [None, DOMAIN], ids=["no-limit", "domain-rule"])
+def test_recipients_up_to_gmails_100_are_allowed(count: int, allowed: Sequence[str] | None) -> None:
+    # Gmail takes at most 100 recipients a message (to, cc and bcc together): 100 itself is fine.
+    check_recipients("work", allowed, [f"r{i}@partner.example" for i in range(count)])
+
+
+@pytest.mark.parametrize("count", [101, 150])
+@pytest.mark.parametrize("allowed", [None, DOMAIN], ids=["no-limit", "domain-rule"])
+def test_recipients_over_100_refused_before_anything_is_sent(count: int, allowed: Sequence[str] | None) -> None:
+    err = refused(
+        lambda: check_recipients("work", allowed, [f"r{i}@partner.example" for i in range(count)]),
+        "invalid_input",
+        f"{count} recipients (to, cc and bcc together) in one message; Gmail takes at most 100.",
+        "Nothing was sent or saved.",
+        "several messages of at most 100 each",
+    )
+    assert "r0@partner.example" not in err.message  # a count, never a list of 101 addresses
+
+
+@pytest.mark.parametrize("count", [20, 21, 25])
+def test_recipients_refusal_quotes_twenty_and_counts_the_rest(count: int) -> None:
+    addresses = [f"x{i}@evil.example" for i in range(count)]
+    err = refused(lambda: check_recipients("work", EXACT, addresses), "send_forbidden", '"x19@evil.example"')
+    assert '"x20@evil.example"' not in err.message
+    if count > 20:
+        assert f'"x19@evil.example" and {count - 20} more.' in err.message
+    else:
+        assert " more" not in err.message
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda: check_recipients("work", None, "a@partner.example"), "recipients"),
+        (lambda: check_recipients("work", "a@partner.example", ["a@partner.example"]), "allowed"),
+        (lambda: check_has_to("a@partner.example", sending=True), "to"),
+        (lambda: resolve_attachments("/srv/mail/report.pdf", [Path("/srv/mail")]), "paths"),
+    ],
+    ids=["recipients", "allowed", "to", "paths"],
+)
+def test_bare_string_for_a_list_is_a_programming_error(call: Callable[[], object], argument: str) -> None:
+    # Iterated, a str would be read one character at a time: the caller's bug is named, not guessed at.
+    with pytest.raises(TypeError, match=f"^{argument} must be a sequence of strings, not a single string$"):
+        call()
 
 
 # --- sender / aliases ----------------------------------------------------------------------
@@ -282,7 +325,24 @@ def test_resolve_sender_refuses_broken_alias_name() -> None:
     refused(
         lambda: resolve_sender("work", "me@x.example", [("a@x.example", "A\r\nBcc: y")], "a@x.example"),
         "invalid_input",
-        "From display name",
+        "The From display name contains a line break",
+    )
+
+
+def test_resolve_sender_refuses_broken_alias_address() -> None:
+    refused(
+        lambda: resolve_sender("work", "me@x.example", [("a\x07@x.example", "A")], "a\x07@x.example"),
+        "invalid_input",
+        "The From contains a line break or control character (U+0007)",
+    )
+
+
+def test_resolve_sender_refusal_lists_every_alias_with_its_name() -> None:
+    refused(
+        lambda: resolve_sender("work", "me@firm.example", ALIASES, "boss@firm.example"),
+        "send_forbidden",
+        'may not write as "boss@firm.example". Its aliases are: Info@Firm.example (Firm "Best" Ltd), '
+        'noname@firm.example, quotes@firm.example (""). Nothing was sent.',
     )
 
 
@@ -323,6 +383,7 @@ def tree(tmp_path: Path) -> Path:
     for d in ("mail/sub", "mail-other", "outside", "real-mail"):
         (tmp_path / d).mkdir(parents=True)
     (tmp_path / "mail/report.pdf").write_bytes(b"%PDF")
+    (tmp_path / "mail/Invoice X-17.pdf").write_bytes(b"%PDF")
     (tmp_path / "mail/sub/notes.txt").write_text("n")
     (tmp_path / "mail-other/x.txt").write_text("x")
     (tmp_path / "outside/secret.txt").write_text("s")
@@ -356,6 +417,7 @@ def test_attachments_empty_paths_need_no_dirs() -> None:
         ("mail-link/doc.txt", ["real-mail"], "real-mail/doc.txt"),
         ("outside/secret.txt", ["mail", "outside"], "outside/secret.txt"),
         ("mail/report.pdf", ["mail/"], "mail/report.pdf"),
+        ("mail/Invoice X-17.pdf", ["mail"], "mail/Invoice X-17.pdf"),
     ],
     ids=[
         "plain-file",
@@ -369,6 +431,7 @@ def test_attachments_empty_paths_need_no_dirs() -> None:
         "file-through-symlink-dir-real",
         "second-allowed-dir",
         "dir-with-trailing-slash",
+        "capitals-and-spaces-in-the-name",
     ],
 )
 def test_attachments_allowed(tree: Path, given: str, dirs: list[str], expected: str) -> None:
@@ -405,6 +468,7 @@ def test_attachments_root_dir_allows_everything_outside_pseudo_fs(tree: Path) ->
         ("mail/sub", ["mail"], "invalid_input", ["not a regular file"]),
         ("mail/pipe", ["mail"], "invalid_input", ["not a regular file"]),
         ("mail/missing.pdf", ["mail"], "not_found", ["No readable file"]),
+        ("outside/missing.pdf", ["mail"], "not_found", ["No readable file"]),
         ("mail/dangling.txt", ["mail"], "not_found", ["No readable file"]),
         ("mail/loop", ["mail"], "not_found", ["No readable file"]),
         ("mail/report.pdf/x", ["mail"], "not_found", ["No readable file"]),
@@ -420,6 +484,7 @@ def test_attachments_root_dir_allows_everything_outside_pseudo_fs(tree: Path) ->
         "a-directory",
         "a-fifo",
         "missing-file",
+        "missing-file-outside-is-missing-too",
         "dangling-symlink",
         "symlink-loop",
         "file-used-as-dir",
@@ -428,6 +493,91 @@ def test_attachments_root_dir_allows_everything_outside_pseudo_fs(tree: Path) ->
 def test_attachments_refused(tree: Path, given: str, dirs: list[str], code: str, fragments: list[str]) -> None:
     err = refused(lambda: resolve_attachments([str(tree / given)], [tree / d for d in dirs]), code, *fragments)
     assert "enable" not in err.message.lower() and "add the folder" not in err.message.lower()
+
+
+def test_attachments_outside_names_the_real_path_only_when_it_differs(tree: Path) -> None:
+    plain = refused(
+        lambda: resolve_attachments([str(tree / "outside/secret.txt")], [tree / "mail"]),
+        "send_forbidden",
+        f'The file "{tree / "outside/secret.txt"}" is outside the folders',
+    )
+    assert "real path" not in plain.message
+    refused(
+        lambda: resolve_attachments([str(tree / "mail/link-out.txt")], [tree / "mail"]),
+        "send_forbidden",
+        f'The file "{tree / "mail/link-out.txt"}" (its real path is {os.path.realpath(tree / "outside/secret.txt")})',
+    )
+
+
+def test_attachments_file_gone_after_its_path_was_resolved(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Deleted between resolving the path and reading its type: reported as missing, nothing attached.
+    target = os.path.realpath(tree / "mail/report.pdf")
+    real_stat = os.stat
+
+    def stat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if isinstance(path, str | os.PathLike) and os.fspath(path) == target:
+            raise FileNotFoundError(target)
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    refused(
+        lambda: resolve_attachments([str(tree / "mail/report.pdf")], [tree / "mail"]),
+        "not_found",
+        f'No readable file at "{tree / "mail/report.pdf"}". Nothing was attached.',
+    )
+
+
+@pytest.mark.parametrize("count", [1, 100])
+def test_attachments_up_to_100_are_allowed(tree: Path, count: int) -> None:
+    got = resolve_attachments([str(tree / "mail/report.pdf")] * count, [tree / "mail"])
+    assert len(got) == count
+
+
+def test_attachments_over_100_refused_before_any_file_is_looked_at(tree: Path) -> None:
+    refused(
+        lambda: resolve_attachments([str(tree / "mail/missing.pdf")] * 101, [tree / "mail"]),
+        "invalid_input",
+        "101 attachments in one message; at most 100 are accepted. Nothing was sent or saved.",
+    )
+
+
+@pytest.mark.parametrize("limit", [0, 1, 500])
+def test_check_count_at_its_limit_and_one_over(limit: int) -> None:
+    check_count("references", ["<a@x>"] * limit, limit)
+    refused(
+        lambda: check_count("references", ["<a@x>"] * (limit + 1), limit),
+        "invalid_input",
+        f"{limit + 1} references in one message; at most {limit} are accepted. Nothing was sent or saved.",
+    )
+
+
+def test_single_name_files_pass(tree: Path) -> None:
+    files = resolve_attachments([str(tree / "mail/report.pdf"), str(tree / "mail/sub/notes.txt")], [tree / "mail"])
+    check_single_name(files)
+    check_single_name([])
+
+
+@pytest.mark.parametrize("links", [2, 3])
+def test_hard_linked_file_refused(tree: Path, links: int) -> None:
+    # mail/hard.txt is also outside/secret.txt: its real path is inside, its other name is not.
+    for i in range(links - 2):
+        os.link(tree / "outside/secret.txt", tree / f"outside/again-{i}.txt")
+    files = resolve_attachments([str(tree / "mail/report.pdf"), str(tree / "mail/hard.txt")], [tree / "mail"])
+    refused(
+        lambda: check_single_name(files),
+        "send_forbidden",
+        f'The file "{tree / "mail/hard.txt"}" has {links} names (hard links)',
+        "Nothing was attached, sent or saved.",
+        "A file with a single name, such as a copy, can be attached.",
+    )
+
+
+def test_single_name_check_skips_a_vanished_file_and_checks_the_rest(tree: Path) -> None:
+    # A file gone since it was resolved is reported when it is read; the files after it are still checked.
+    gone = AllowedAttachment(path=tree / "mail/gone.txt", filename="gone.txt")
+    hard = AllowedAttachment(path=tree / "mail/hard.txt", filename="hard.txt")
+    check_single_name([gone])
+    refused(lambda: check_single_name([gone, hard]), "send_forbidden", "hard.txt", "has 2 names")
 
 
 def test_attachments_outside_names_allowed_dirs(tree: Path) -> None:
@@ -519,13 +669,8 @@ def test_attachments_real_filename_must_be_header_safe(tree: Path, name: str) ->
     refused(
         lambda: resolve_attachments([str(tree / "mail/clean.txt")], [tree / "mail"]),
         "invalid_input",
-        "attachment filename",
+        "The attachment filename contains a line break or control character",
     )
-
-
-def test_attachments_bare_string_is_a_programming_error(tree: Path) -> None:
-    with pytest.raises(TypeError):
-        resolve_attachments(str(tree / "mail/report.pdf"), [tree / "mail"])
 
 
 # --- labels --------------------------------------------------------------------------------
@@ -660,6 +805,21 @@ def test_thread_label_refuses_look_alikes(label: str) -> None:
     refused(lambda: check_thread_label("work", label, PROCESSED, CLASSES), "label_forbidden", "not configured")
 
 
+@pytest.mark.parametrize(
+    ("configured", "same", "other"),
+    [
+        ("asistent/faktury", "ASISTENT/Faktury", "ASıSTENT/FAKTURY"),
+        ("Straße", "STRAßE", "STRASSE"),
+        ("Straße", "STRA\u1e9eE", "strasse"),
+    ],
+    ids=["dotless-i", "sharp-s-upper", "capital-sharp-s"],
+)
+def test_label_case_folding_keeps_other_letters_apart(configured: str, same: str, other: str) -> None:
+    # Only case is ignored: ı is not i, and ß is not ss, though their capitals are the same.
+    assert check_thread_label("work", same, None, {configured: "x"}) == configured
+    refused(lambda: check_thread_label("work", other, None, {configured: "x"}), "label_forbidden", "not configured")
+
+
 def test_message_label_refuses_look_alike_of_processed() -> None:
     refused(
         lambda: check_message_label("work", "\u0430sistent/zpracováno", PROCESSED, CLASSES),
@@ -741,7 +901,7 @@ def test_size_within_limit(size: int) -> None:
 @pytest.mark.parametrize(
     ("size", "attachments", "fragments", "absent"),
     [
-        (MAX_MESSAGE_BYTES + 1, 0, ["is 25.1 MB", "over the 25.0 MB", "Nothing was sent"], "third"),
+        (MAX_MESSAGE_BYTES + 1, 0, ["is 25.1 MB, over the 25.0 MB Gmail accepts. Nothing was sent or saved."], "third"),
         (MAX_MESSAGE_BYTES + 1, 2, ["is 25.1 MB", "2 attachment(s)", "about a third larger"], None),
         (30 * 1024 * 1024, 1, ["is 30.0 MB", "1 attachment(s)"], None),
         (int(31.25 * 1024 * 1024), 0, ["is 31.3 MB"], "attachment"),

@@ -23,7 +23,8 @@ from mcp_multi_gmail.gmail.parse.listheaders import LIST_UNSUBSCRIBE, LIST_UNSUB
 from mcp_multi_gmail.headers import address_problem, is_header_breaking, show
 from mcp_multi_gmail.headers import check_header_value as check_header_value  # re-exported for callers
 
-MAX_MESSAGE_BYTES = 25 * 1024 * 1024
+MAX_MESSAGE_MB = 25  # MiB, as Gmail counts them
+MAX_MESSAGE_BYTES = MAX_MESSAGE_MB * 1024 * 1024
 # Upper bounds on the lists a tool takes: a message with more recipients, references or files than
 # this is no real message, only a flood (and an error listing 10 000 addresses is unreadable).
 # smtp.gmail.com takes at most 100 recipients a message (Google Workspace help, "Gmail sending limits
@@ -135,13 +136,15 @@ def check_recipients(account: str, allowed: Sequence[str] | None, recipients: Se
     if allowed is None:
         return
 
-    exact = {a.strip().lower() for a in allowed if not a.strip().startswith("@")}
-    domains = [a.strip().lower() for a in allowed if a.strip().startswith("@")]
+    entries = {a.strip().lower() for a in allowed}
+    # An entry "@d" allows the whole domain d and only it: "x@evil-d" and "x@sub.d" are other
+    # domains. A plain address has one @ and a non-empty domain, so an entry of "@" alone
+    # allows nobody.
+    domains = {e[1:] for e in entries if e.startswith("@")}
 
     def permitted(address: str) -> bool:
         low = address.lower()
-        # "@d" must be the whole domain: "x@evil-d" and "x@sub.d" do not end with "@d".
-        return low in exact or any(low.endswith(d) for d in domains if len(d) > 1)
+        return low in entries or low.rpartition("@")[2] in domains
 
     refused = list(dict.fromkeys(r for r in trimmed if not permitted(r)))
     if refused:
@@ -374,7 +377,7 @@ def check_message_size(size_bytes: int, attachment_count: int) -> None:
         )
     raise MailError(
         "send_forbidden",
-        f"The assembled message is {size_mb:.1f} MB, over the {MAX_MESSAGE_BYTES / (1024 * 1024):.1f} MB "
+        f"The assembled message is {size_mb:.1f} MB, over the {MAX_MESSAGE_MB:.1f} MB "
         f"Gmail accepts{note}. Nothing was sent or saved.",
     )
 

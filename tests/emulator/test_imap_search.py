@@ -6,7 +6,10 @@ import datetime as dt
 from typing import TYPE_CHECKING
 
 import pytest
+from imapclient import IMAPClient
 from imapclient.exceptions import IMAPClientError
+
+from gmail_emulator import Knobs
 
 if TYPE_CHECKING:
     from emulator.conftest import ImapEmu
@@ -155,6 +158,69 @@ def test_label_search_lag_knob(imap_emu: ImapEmu) -> None:
     imap_emu.store.knobs.label_search_lags = True
     imap_emu.advance(2)
     assert client.search(["X-GM-LABELS", "Done"]) == [1]
+
+
+def _changed_after_arrival(emu: ImapEmu) -> IMAPClient:
+    """Three messages whose read, star, inbox and label state another client changes after arrival:
+    1 arrives unread in the inbox, then is read and archived; 2 arrives read, starred, labelled Work,
+    then loses the star and the label and gains Été; 3 arrives unread and stays so, then is starred."""
+    emu.deliver(emu.make_mail("one"), ["\\Inbox"])
+    emu.deliver(emu.make_mail("two"), ["\\Inbox", "Work"], ["\\Seen", "\\Flagged"])
+    emu.deliver(emu.make_mail("three"), ["\\Inbox"])
+    client = emu.client()
+    client.select_folder("[Gmail]/All Mail")
+    client.add_flags([1], [b"\\Seen"])
+    client.remove_gmail_labels([1], ["\\Inbox"])
+    client.remove_flags([2], [b"\\Flagged"])
+    client.remove_gmail_labels([2], ["Work"])
+    client.add_gmail_labels([2], ["Été"])
+    client.add_flags([3], [b"\\Flagged"])
+    return client
+
+
+@pytest.mark.parametrize("imap_knobs", [Knobs(raw_search_lag_s=0.0, raw_search_stale_state=True)], indirect=True)
+def test_stale_state_knob_answers_from_the_state_on_arrival(imap_emu: ImapEmu) -> None:
+    client = _changed_after_arrival(imap_emu)
+    # FETCH and the standard keys are live
+    assert client.search(["UNSEEN"]) == [3] and client.search(["FLAGGED"]) == [3]
+    assert client.get_gmail_labels([1, 2]) == {1: [], 2: ["\\Inbox", "Été"]}
+    # X-GM-RAW answers from the state each message arrived with
+    assert client.gmail_search("is:unread") == [1, 3]
+    assert client.gmail_search("IS:UNREAD") == [1, 3]
+    assert client.gmail_search("is:read") == [2]
+    assert client.gmail_search("-is:unread") == [2]
+    assert client.gmail_search("NOT is:unread") == [2]
+    assert client.gmail_search("is:starred") == [2]
+    assert client.gmail_search("-is:starred") == [1, 3]
+    assert client.gmail_search("in:inbox") == [1, 2, 3]
+    assert client.gmail_search("-in:inbox") == []
+    assert client.gmail_search("label:work") == [2]
+    assert client.gmail_search("-label:Work") == [1, 3]
+    assert client.gmail_search("label:été") == []
+    # what the index knows besides state is still current: words, and mail that arrives later
+    assert client.gmail_search("subject:two is:read") == [2]
+    imap_emu.deliver(imap_emu.make_mail("four"), ["\\Inbox", "Work"], ["\\Seen"])
+    assert client.gmail_search("label:Work") == [2, 4]
+    # SEARCH X-GM-LABELS reads the same index while label_search_lags is on
+    assert client.search(["X-GM-LABELS", "Work"]) == [2, 4]
+    imap_emu.store.knobs.label_search_lags = False
+    assert client.search(["X-GM-LABELS", "Work"]) == [4]
+    # switched off, the index has caught up with every change
+    imap_emu.store.knobs.raw_search_stale_state = False
+    assert client.gmail_search("is:unread") == [3]
+    assert client.gmail_search("is:starred") == [3]
+    assert client.gmail_search("in:inbox") == [2, 3, 4]
+    assert client.gmail_search("label:Work") == [4]
+    assert client.gmail_search("label:été") == [2]
+
+
+def test_stale_state_knob_is_off_by_default(imap_emu: ImapEmu) -> None:
+    assert Knobs().raw_search_stale_state is False
+    client = _changed_after_arrival(imap_emu)
+    assert client.gmail_search("is:unread") == [3]
+    assert client.gmail_search("-is:starred") == [1, 2]
+    assert client.gmail_search("-in:inbox") == [1]
+    assert client.gmail_search("label:Work") == []
 
 
 @pytest.mark.parametrize(

@@ -76,6 +76,10 @@ class PassResult(BaseModel):
     total_threads: int
     next_page_token: str | None
     stale_threads: int = Field(description="Threads whose matches already carry the processed label (index lag)")
+    index_stale_hits: int = Field(
+        description="Messages the search index returned as unprocessed that the live labels show processed, "
+        "left out (every mailbox); read state and inbox are always taken from the live mailbox"
+    )
     drafts_in_window: int
     scheduled_in_window: int
     outside_scope_in_window: int
@@ -257,6 +261,7 @@ def _result(
             total_threads=total,
             next_page_token=page.token(stamp, count),
             stale_threads=sum(w.stale_threads for w in windows),
+            index_stale_hits=sum(w.stale_hits for w in windows),
             drafts_in_window=sum(w.drafts for w in windows),
             scheduled_in_window=sum(w.scheduled for w in windows),
             outside_scope_in_window=sum(w.outside_scope for w in windows),

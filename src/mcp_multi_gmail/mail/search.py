@@ -16,6 +16,7 @@ from ..config import Account
 from ..domain import Address
 from ..errors import MailError
 from ..gmail.imap import ALL_MAIL, Fetched, ImapSession
+from ..gmail.parse.statequery import StateCondition, contradicted, state_conditions
 from ..runtime import Runtime
 from . import budget, inputs
 from .cursor import Key, decode, fingerprint, key_of, newest_first
@@ -24,6 +25,7 @@ from .summary import INBOX, MESSAGE_ID_WORDS, MessageState, carries, is_processe
 
 MAX_MATCHES = 5000
 HIT_ITEMS = ["INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS"]
+STATE_ITEMS = ["X-GM-LABELS", "FLAGS"]
 # Up to this many matches the envelopes of all of them cost less than a second round trip.
 ONE_FETCH_LIMIT = 200
 
@@ -52,6 +54,11 @@ class SearchResult(BaseModel):
     total_threads: int
     next_page_token: str | None
     unavailable_threads: list[str] = Field(description="Threads whose newest match vanished while being read")
+    index_stale_hits: int = Field(
+        description="Matches Gmail's search index returned that the live read, star, inbox or label state "
+        "contradicts, left out (the whole result, every mailbox); checked only for a query of terms joined by "
+        "spaces or AND, never with OR, braces or parentheses"
+    )
     searched: list[str] = Field(description="Mailboxes that answered")
     failures: list[SearchFailure] = Field(description='With account "all": mailboxes that did not answer')
     page_budget_exhausted: bool = budget.page_cut_field(budget.FEWER_THREADS)
@@ -75,6 +82,7 @@ class _MailboxHits:
     total: int = 0
     unavailable: list[str] = field(default_factory=list)
     more: bool = False  # threads after the page
+    stale: int = 0  # matches the live state contradicts, left out
 
 
 def _too_broad(account: Account, count: int) -> MailError:
@@ -85,7 +93,14 @@ def _too_broad(account: Account, count: int) -> MailError:
     )
 
 
-def _search_mailbox(session: ImapSession, account: Account, query: str, after: Key | None, limit: int) -> _MailboxHits:
+def _search_mailbox(
+    session: ImapSession,
+    account: Account,
+    query: str,
+    conditions: tuple[StateCondition, ...],
+    after: Key | None,
+    limit: int,
+) -> _MailboxHits:
     now = datetime.now(UTC)
     session.open(ALL_MAIL)
     uids = session.search_raw(query)
@@ -93,14 +108,20 @@ def _search_mailbox(session: ImapSession, account: Account, query: str, after: K
         return _MailboxHits()
     if len(uids) > MAX_MATCHES:
         raise _too_broad(account, len(uids))
-    # A small result is read whole in one FETCH; a big one first by thread only, then the page.
+    # A small result is read whole in one FETCH; a big one first by thread only (with the live state
+    # when the query asks for one), then the page.
     small = len(uids) <= ONE_FETCH_LIMIT
-    meta = session.fetch(uids, ["X-GM-THRID", *(HIT_ITEMS if small else ["INTERNALDATE"])])
+    first = HIT_ITEMS if small else ["INTERNALDATE", *(STATE_ITEMS if conditions else [])]
+    meta = session.fetch(uids, ["X-GM-THRID", *first])
     threads: dict[int, list[Fetched]] = {}
+    stale = 0
     for uid in uids:
         item = meta.get(uid)
         if item is None:
             continue  # vanished between SEARCH and FETCH
+        if contradicted(conditions, item.flags, item.labels):
+            stale += 1  # the index answered from a stale copy of the message's state
+            continue
         if item.thread_id is None:
             raise MailError(
                 "provider_unsupported",
@@ -124,7 +145,7 @@ def _search_mailbox(session: ImapSession, account: Account, query: str, after: K
     page = remaining[:limit]
     page_uids = [m.uid for _key, _thread, items in page for m in items]
     details = meta if small else session.fetch(page_uids, HIT_ITEMS)
-    hits = _MailboxHits(total=len(keyed), more=len(remaining) > limit)
+    hits = _MailboxHits(total=len(keyed), more=len(remaining) > limit, stale=stale)
     for key, thread, items in page:
         top = details.get(newest(items).uid)
         if top is None:
@@ -156,8 +177,9 @@ async def search_threads(
     query = inputs.search_query(query)
     stamp = fingerprint("mg_search_threads", account=account_name, query=query, max_results=max_results)
     after = decode(page_token, stamp)
+    conditions = state_conditions(query)
     answers = await each_mailbox(
-        runtime, account_name, lambda s, account: _search_mailbox(s, account, query, after, max_results)
+        runtime, account_name, lambda s, account: _search_mailbox(s, account, query, conditions, after, max_results)
     )
     return _page_result(answers.done, max_results, stamp, answers.searched, answers.failures)
 
@@ -173,6 +195,7 @@ def _page_result(
             total_threads=sum(hits.total for hits in done),
             next_page_token=page.token(stamp, count),
             unavailable_threads=[u for hits in done for u in hits.unavailable],
+            index_stale_hits=sum(hits.stale for hits in done),
             searched=searched,
             failures=failures,
             page_budget_exhausted=count < len(page.keyed),

@@ -78,6 +78,11 @@ class Window:
         return sum(1 for t in self.threads.values() if t.stale and not (t.work or t.outgoing or t.outside))
 
     @property
+    def stale_hits(self) -> int:
+        """Messages the search returned without the processed label that the FETCH shows with it."""
+        return sum(t.stale for t in self.threads.values())
+
+    @property
     def oldest_unprocessed(self) -> datetime | None:
         return min((m.internaldate or _EPOCH for t in self.threads.values() for m in t.work), default=None)
 

@@ -301,7 +301,7 @@ async def _search(session: ImapSession, cmd: Command, uid: bool) -> str:
     except SearchParseError:
         raise ParseError() from None
     store = session.store
-    clock, lag = store.clock(), store.knobs.raw_search_lag_s
+    clock, lag, stale = store.clock(), store.knobs.raw_search_lag_s, store.knobs.raw_search_stale_state
     live = session.live_items()
     ctx = SearchContext(
         account_address=account.address,
@@ -326,7 +326,7 @@ async def _search(session: ImapSession, cmd: Command, uid: bool) -> str:
             size=msg.size,
             parsed=msg.parsed,
             # IndexState is a frozen dataclass with exactly SearchView's attributes.
-            indexed=cast(SearchView | None, msg.indexed(clock, lag)),
+            indexed=cast(SearchView | None, msg.indexed(clock, lag, stale_state=stale)),
         )
         if node.matches(item, ctx):
             hits.append(u if uid else seq)

@@ -39,6 +39,10 @@ class Knobs:
     raw_search_lag_s: float = 3.0
     # Whether SEARCH X-GM-LABELS lags like X-GM-RAW (unverified; on, so a pass can meet a stale index).
     label_search_lags: bool = True
+    # X-GM-RAW (and SEARCH X-GM-LABELS while `label_search_lags`) answers read, starred, inbox and label
+    # state from each message as it arrived, never from a later change: a stale index, as measured on the
+    # Gmail API (BEHAVIOURS.md, "Search"). Off: Gmail's index catches up (after `raw_search_lag_s`).
+    raw_search_stale_state: bool = False
     # Time from SMTP 250 until the copy appears in Sent Mail; None = never filed. Undocumented; reports
     # range from "seconds" to about ten, so the default sits in between.
     sent_filing_delay_s: float | None = 3.0

@@ -11,7 +11,7 @@ import random
 import re
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -99,6 +99,8 @@ class Message:
         self.flags: frozenset[str] = frozenset(flags)
         self.location: Location = location
         self.arrival = arrival
+        # Labels and flags as the message arrived (knob raw_search_stale_state searches these).
+        self.arrived: tuple[frozenset[str], frozenset[str]] = (self.labels, self.flags)
         self.modseq = 1
         # (time of change, state) pairs; the search index reads the newest one old enough.
         self.history: list[tuple[float, IndexState]] = []
@@ -112,17 +114,21 @@ class Message:
     def state(self) -> IndexState:
         return IndexState(self.parsed, self.labels, self.flags, self.location, self.internaldate)
 
-    def indexed(self, now: float, lag: float) -> IndexState | None:
-        """The search index's view of this message, `lag` seconds behind reality."""
-        if lag <= 0:
-            return self.state()
-        horizon = now - lag
+    def indexed(self, now: float, lag: float, *, stale_state: bool = False) -> IndexState | None:
+        """The search index's view of this message, `lag` seconds behind reality; with `stale_state`
+        its labels and flags are those it arrived with (knob raw_search_stale_state)."""
         seen: IndexState | None = None
-        for stamp, state in self.history:
-            if stamp <= horizon:
-                seen = state
-            else:
-                break
+        if lag <= 0:
+            seen = self.state()
+        else:
+            horizon = now - lag
+            for stamp, state in self.history:
+                if stamp <= horizon:
+                    seen = state
+                else:
+                    break
+        if seen is not None and stale_state:
+            seen = replace(seen, labels=self.arrived[0], flags=self.arrived[1])
         return seen
 
     def settle(self) -> None:

@@ -171,7 +171,10 @@ class ImapSession:
 
     def search_raw(self, query: str) -> list[int]:
         """UID SEARCH X-GM-RAW: Gmail's own search syntax, non-ASCII sent as a UTF-8 literal."""
-        return sorted(int(u) for u in self.client.gmail_search(query))
+        # imapclient quotes a string only when it holds a space or a quote, so a one-word query such
+        # as "(is:unread)" went out as an atom, which cannot carry ( ) { % * ] (RFC 3501 section 9):
+        # Gmail answered BAD. A trailing space makes it a quoted string; Gmail's search ignores it.
+        return sorted(int(u) for u in self.client.gmail_search(query if " " in query else f"{query} "))
 
     def search(self, criteria: list[Any]) -> list[int]:
         """UID SEARCH with standard keys; non-ASCII values (a label like "čeká") go as UTF-8 literals."""

@@ -11,5 +11,7 @@ assistant.
 - `bodystructure`: BODYSTRUCTURE leaves, the body part, the attachments (RFC 2231 parameters);
 - `transfer`: base64 / quoted-printable, text parts as text;
 - `authresults`: Gmail's Authentication-Results verdict (RFC 8601);
-- `filenames`: attachment names safe on every OS.
+- `filenames`: attachment names safe on every OS;
+- `statequery`: the read, star, inbox and label terms of a search query, to check a hit against
+  the state fetched with it (the query is the one thing here that is not Gmail's answer).
 """

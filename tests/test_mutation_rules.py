@@ -1,0 +1,137 @@
+"""The rule scripts/mutation.py judges policy.py's surviving mutants by: only a message's text may change.
+
+A survivor whose diff changes anything a caller can branch on (an error code, a compared or
+searched string, a key, a value handed on) is a decision and fails the mutation step; one that
+changes only the words of a message may survive (docs/en/development.md).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mutation_script", ROOT / "scripts" / "mutation.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+mutation = _script()
+
+ORIGINAL = """
+def check(value, items):
+    done = "Nothing was sent." if value else "Nothing was saved."
+    if value == "@" or value.startswith("\\\\"):
+        raise MailError("invalid_input", f"The value {value!r} is not allowed. {done}")
+    wanted = {"seen": True}
+    known = "Known: " + ", ".join(f"<{item}>" for item in items)
+    if not items:
+        raise TypeError(f"{value} must be a sequence")
+    note = "a third"
+    if note in value:
+        raise MailError("send_forbidden", known)
+    return "processed"
+"""
+
+
+def mutated(old: str, new: str) -> str:
+    assert ORIGINAL.count(old) == 1, old
+    return ORIGINAL.replace(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('f"The value {value!r} is not allowed. {done}"', 'f"XXThe value {value!r} is not allowed. {done}XX"'),
+        ('"Nothing was sent."', '"XXNothing was sent.XX"'),
+        ('"Nothing was saved."', '"NOTHING WAS SAVED."'),
+        ('"Known: "', '"XXKnown: XX"'),
+        ('", ".join', '"XX, XX".join'),
+        ('f"<{item}>"', 'f"XX<{item}>XX"'),
+        ('f"{value} must be a sequence"', 'f"{value} MUST BE A SEQUENCE"'),
+    ],
+    ids=[
+        "mailerror-message",
+        "local-used-in-message",
+        "other-branch",
+        "concatenated",
+        "join-separator",
+        "joined-part",
+        "typeerror-message",
+    ],
+)
+def test_message_text_may_survive(old: str, new: str) -> None:
+    assert mutation.only_message_text(ORIGINAL, mutated(old, new))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('MailError("invalid_input"', 'MailError("XXinvalid_inputXX"'),
+        ('MailError("invalid_input"', "MailError(None"),
+        ('value == "@"', 'value == "XX@XX"'),
+        ('startswith("\\\\")', 'startswith("XX\\\\XX")'),
+        ('{"seen": True}', '{"SEEN": True}'),
+        ('note = "a third"', 'note = "XXa thirdXX"'),
+        ('return "processed"', 'return "XXprocessedXX"'),
+        ('f"The value {value!r} is not allowed. {done}"', 'f"The value {None!r} is not allowed. {done}"'),
+        ('f"The value {value!r} is not allowed. {done}"', "None"),
+        ("if value else", "if not value else"),
+    ],
+    ids=[
+        "error-code",
+        "error-code-none",
+        "compared",
+        "searched",
+        "key",
+        "local-also-compared",
+        "returned",
+        "fstring-expression",
+        "message-gone",
+        "condition",
+    ],
+)
+def test_everything_else_is_a_decision(old: str, new: str) -> None:
+    assert not mutation.only_message_text(ORIGINAL, mutated(old, new))
+
+
+def test_an_unchanged_function_is_not_message_text() -> None:
+    assert not mutation.only_message_text(ORIGINAL, ORIGINAL)
+
+
+DIFF = """--- src/mcp_multi_gmail/policy.py
++++ src/mcp_multi_gmail/policy.py
+@@ -1,4 +1,4 @@
+     low = address.lower()
+-    return low in entries
++    return low not in entries
+"""
+
+
+def test_an_equivalent_entry_matches_its_function_and_plus_line_only() -> None:
+    mutant = mutation.Mutant("m.x_check__mutmut_1", "check", "survived", DIFF)
+    assert mutation.Equivalent("check", "return low not in entries", "", "why").matches(mutant)
+    assert not mutation.Equivalent("other", "return low not in entries", "", "why").matches(mutant)
+    assert not mutation.Equivalent("check", "return low in entries", "", "why").matches(mutant)
+    removal = mutation.Mutant(
+        "m.x_check__mutmut_2", "check", "survived", DIFF.replace("+    return low not in entries\n", "")
+    )
+    assert mutation.Equivalent("check", "", "return low in entries", "why").matches(removal)
+    assert not mutation.Equivalent("check", "", "return low in entries", "why").matches(mutant)
+
+
+def test_the_listed_equivalents_are_well_formed() -> None:
+    entries = mutation.load_equivalents()
+    assert all(entry.function and entry.reason.strip() for entry in entries)
+    keys = [(entry.function, entry.plus, entry.minus) for entry in entries]
+    assert len(keys) == len(set(keys))
