@@ -422,8 +422,9 @@ def _fields_problem(facts: ListFacts) -> str | None:
     return None
 
 
-def _signing_problem(facts: ListFacts, *fields: str) -> str | None:
-    """Why Gmail's verdict does not vouch for these fields (RFC 8058 section 4), or None."""
+def _signing_problem(facts: ListFacts, *, post: bool) -> str | None:
+    """Why Gmail's verdict does not vouch for List-Unsubscribe (and, with `post`, for
+    List-Unsubscribe-Post too, by the same signature: RFC 8058 section 4), or None."""
     if not facts.gmail_verdict:
         return "no DKIM verdict of Gmail's own (mx.google.com)"
     if "pass" not in facts.dkim_results:
@@ -432,7 +433,7 @@ def _signing_problem(facts: ListFacts, *fields: str) -> str | None:
         return "no DKIM-Signature field matches Gmail's passing result"
     if facts.signed_by(LIST_UNSUBSCRIBE) is None:
         return "the passing DKIM signature does not cover List-Unsubscribe"
-    if facts.signed_by(*fields) is None:
+    if post and facts.signed_by(LIST_UNSUBSCRIBE, LIST_UNSUBSCRIBE_POST) is None:
         return "the passing DKIM signature does not cover List-Unsubscribe-Post"
     return None
 
@@ -466,7 +467,7 @@ def why_not_one_click(facts: ListFacts) -> str | None:
         return "no List-Unsubscribe-Post field"
     if not facts.one_click_post:
         return "List-Unsubscribe-Post does not say List-Unsubscribe=One-Click"
-    return _url_problem(url) or _signing_problem(facts, LIST_UNSUBSCRIBE, LIST_UNSUBSCRIBE_POST)
+    return _url_problem(url) or _signing_problem(facts, post=True)
 
 
 def check_one_click(account: str, facts: ListFacts) -> str:
@@ -495,18 +496,23 @@ def _opt_out_problem(facts: ListFacts) -> str | None:
     problem = address_problem(parsed.addresses[0])
     if problem is not None:
         return f"the mailto: address {problem}"
-    subject = parsed.subject or ""
-    if any(is_header_breaking(ch) for ch in subject) or len(subject) > MAX_OPT_OUT_SUBJECT:
+    if not _fits(parsed.subject, MAX_OPT_OUT_SUBJECT, ()):
         return "the mailto: subject is not one short header line"
-    body = parsed.body or ""
-    if any(is_header_breaking(ch) and ch not in "\r\n" for ch in body) or len(body) > MAX_OPT_OUT_BODY:
+    if not _fits(parsed.body, MAX_OPT_OUT_BODY, ("\r", "\n")):  # a body may have lines
         return "the mailto: body holds control characters or is too long"
     return None
 
 
+def _fits(text: str | None, limit: int, allowed: tuple[str, ...]) -> bool:
+    """A field the URL names (or leaves out): at most `limit` characters, no control character but `allowed`."""
+    if text is None:
+        return True
+    return len(text) <= limit and not any(is_header_breaking(ch) and ch not in allowed for ch in text)
+
+
 def why_not_mailto(facts: ListFacts) -> str | None:
     """The first rule a mailto opt-out from this message breaks, or None when it may be sent."""
-    return _fields_problem(facts) or _opt_out_problem(facts) or _signing_problem(facts, LIST_UNSUBSCRIBE)
+    return _fields_problem(facts) or _opt_out_problem(facts) or _signing_problem(facts, post=False)
 
 
 def check_mailto(account: str, facts: ListFacts) -> OptOut:

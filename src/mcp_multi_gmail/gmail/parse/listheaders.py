@@ -198,8 +198,9 @@ class ListFacts:
         return None
 
     def first(self, scheme: str) -> str | None:
-        """The first URI of the field with this scheme (the sender's preferred one)."""
-        prefix = scheme.lower() + ":"
+        """The first URI of the field with this scheme, given in lower case (schemes are
+        case-insensitive, RFC 3986 section 3.1): the sender's preferred one."""
+        prefix = scheme + ":"
         return next((uri for uri in self.uris if uri.lower().startswith(prefix)), None)
 
 
