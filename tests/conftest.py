@@ -17,6 +17,7 @@ from mcp.server.mcpserver.tools.base import Tool
 
 from gmail_emulator import GmailEmulator, Knobs
 from mcp_multi_gmail.gmail.imap import worker
+from support.web_standin import WebStandIn
 from tool_results import check_result, check_wire_result
 
 # Property tests are deterministic in the suite, so CI never turns red by chance. To hunt for new
@@ -200,3 +201,11 @@ class RawRpc:
 @pytest.fixture
 def raw_rpc() -> type[RawRpc]:
     return RawRpc
+
+
+@pytest.fixture
+def web_standin(tmp_path: Path) -> Iterator[WebStandIn]:
+    """A local HTTPS stand-in for a one-click unsubscribe endpoint (tests/support/web_standin.py),
+    with a certificate for news.example and lists.example; `web_standin.environ()` points MG_WEB_* at it."""
+    with WebStandIn(tmp_path, names=("news.example", "lists.example")) as standin:
+        yield standin

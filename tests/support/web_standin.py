@@ -7,16 +7,20 @@ client sent on that connection afterwards. Its answer is chosen per test (`Answe
 - OK: 200 with a short body;
 - REDIRECT: 302 with a Location on the same host (a client that followed it would show a second request);
 - SLOW: the answer waits on `release` (set by the test once the client has given up), so a deadline
-  test needs no sleep of its own;
+  test needs no sleep of its own; meanwhile the stand-in watches the connection and sets
+  `gave_up` on the connection when the client closes it;
 - INJECTION: 200 whose reason phrase, header fields and body hold a prompt-injection text, all in one
   write, so the bytes are in the client's buffer: none of it may reach a result;
 - STATUS_THEN_HOLD: the status line only, then nothing until the client closes: a client that waited
-  for header fields or a body would hang until its deadline.
+  for header fields or a body would hang until its deadline;
+- RAW: `raw_answer`, byte for byte (interim 1xx answers, a reply that is not HTTP);
+- HANG_UP: the connection closed without a byte of answer.
 """
 
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import ssl
 import threading
@@ -44,6 +48,8 @@ class Answer(Enum):
     SLOW = "slow"
     INJECTION = "injection"
     STATUS_THEN_HOLD = "status_then_hold"
+    RAW = "raw"
+    HANG_UP = "hang_up"
 
 
 @dataclass
@@ -69,6 +75,7 @@ class Connection:
     handshake_error: str | None = None
     request: Received | None = None
     closed_by_client_after_status: bool = False
+    gave_up: threading.Event = field(default_factory=threading.Event)  # SLOW: the client closed while waiting
     done: threading.Event = field(default_factory=threading.Event)
 
 
@@ -85,6 +92,7 @@ class WebStandIn:
         self._context.sni_callback = self._note_sni
         self.answer = Answer.OK
         self.location = f"https://{names[0]}/confirm?again=1"
+        self.raw_answer = b""
         self.release = threading.Event()  # SLOW: the answer goes out once this is set
         self.waiting = threading.Event()  # SLOW: a request has arrived and waits for `release`
         self.connections: list[Connection] = []
@@ -102,6 +110,8 @@ class WebStandIn:
     def __exit__(self, *exc: object) -> None:
         self._closing = True
         self.release.set()
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() (a close alone does not)
         with contextlib.suppress(OSError):
             self._listener.close()
         self._thread.join(timeout=5)
@@ -180,16 +190,17 @@ class WebStandIn:
             rest += chunk
         body, extra = rest[:length], rest[length:]
         connection.request = Received(lines[0], headers, body, head + b"\r\n\r\n" + body, extra)
-        self._answer(tls, connection)
+        if not self._answer(tls, connection):
+            return
         # Whatever else the client sends on this connection (it should send nothing, then close).
         while chunk := _recv(tls):
             connection.request.after += chunk
 
-    def _answer(self, tls: ssl.SSLSocket, connection: Connection) -> None:
+    def _answer(self, tls: ssl.SSLSocket, connection: Connection) -> bool:
+        """Answer as `self.answer` says; False when the connection is to be closed at once."""
         answer = self.answer
-        if answer is Answer.SLOW:
-            self.waiting.set()
-            self.release.wait(HANDLER_TIMEOUT_S)
+        if answer is Answer.SLOW and not self._wait_for_release(tls, connection):
+            return False
         if answer is Answer.REDIRECT:
             _send(tls, f"HTTP/1.1 302 Found\r\nLocation: {self.location}\r\nContent-Length: 0\r\n\r\n".encode())
         elif answer is Answer.INJECTION:
@@ -199,13 +210,31 @@ class WebStandIn:
                 f"Content-Length: {len(body)}\r\n\r\n"
             )
             _send(tls, head.encode() + body)
+        elif answer is Answer.HANG_UP:
+            return False
+        elif answer is Answer.RAW:
+            _send(tls, self.raw_answer)
         elif answer is Answer.STATUS_THEN_HOLD:
             _send(tls, b"HTTP/1.1 200 OK\r\n")
             connection.closed_by_client_after_status = _recv(tls) == b""
-            return
+            return False
         else:
             head = f"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {len(OK_BODY)}\r\n\r\n"
             _send(tls, head.encode() + OK_BODY)
+        return True
+
+    def _wait_for_release(self, tls: ssl.SSLSocket, connection: Connection) -> bool:
+        """Hold the answer until `release`; False (and `gave_up` set) when the client closes first."""
+        self.waiting.set()
+        while not self.release.wait(0.02):
+            if select.select([tls], [], [], 0)[0]:
+                chunk = _recv(tls)
+                if not chunk:
+                    connection.gave_up.set()
+                    return False
+                assert connection.request is not None
+                connection.request.after += chunk
+        return True
 
 
 def _recv(tls: ssl.SSLSocket) -> bytes:

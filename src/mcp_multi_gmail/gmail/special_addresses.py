@@ -144,6 +144,6 @@ def refusal(address: Address) -> str | None:
         inner = _embedded(address)
         if inner is not None and int(address) > 1:
             inner_special = _special(inner)
-            what = inner_special.describe() if inner_special is not None else "otherwise global"
-            reason = f"{reason}, a form of the IPv4 address {inner} ({what}); such forms are never contacted"
+            what = f", which is {inner_special.describe()}" if inner_special is not None else ""
+            reason = f"{reason}, a form of the IPv4 address {inner}{what}; such forms are never contacted"
     return reason

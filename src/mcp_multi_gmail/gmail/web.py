@@ -1,5 +1,6 @@
-"""The server's one web request: an RFC 8058 one-click unsubscribe POST. No other module opens a
-web connection.
+"""The server's one web request to a host that is not Google's: an RFC 8058 one-click unsubscribe
+POST. No other module opens a web connection to anyone but Google (oauth/google.py, the token
+endpoint of a mailbox signed in with Google).
 
 What goes out is fixed here and nowhere else: one POST of exactly `List-Unsubscribe=One-Click`
 (RFC 8058 §3.1), with no cookie, no authorization, no referrer and nothing else of the user's
@@ -41,7 +42,7 @@ from urllib.parse import urlsplit
 
 from .. import __version__, deadline
 from ..errors import MailError
-from .endpoint import ENDPOINT_ENV, EndpointError, shared_tls_context
+from .endpoint import EndpointError, resolve_endpoint, shared_tls_context
 from .special_addresses import Address, refusal
 
 T = TypeVar("T")
@@ -64,7 +65,8 @@ _STANDIN_NETWORK = IPv4Network("127.0.0.0/8")
 
 logger = logging.getLogger("mcp_multi_gmail")
 
-_URL_CHARS = re.compile(r"[\x21-\x7e]+")  # printable ASCII: no space, no control, nothing else
+# RFC 3986's characters only: no space, no control, no backslash (which some parsers read as '/'), no non-ASCII.
+_URL_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
 _LABEL = r"(?!-)[a-z0-9_-]{1,63}(?<!-)"
 _HOST_NAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
 _MAP_ENTRY = re.compile(r"([^=\s]+)=(\[[^\]]+\]|[^:\[\]\s]+):(\d{1,5})")
@@ -94,7 +96,7 @@ def web_settings(environ: Mapping[str, str]) -> WebSettings:
     Raises EndpointError (Czech) for a malformed map or a missing CA file."""
     raw_map = environ.get(WEB_RESOLVE_ENV, "").strip()
     raw_ca = environ.get(WEB_CA_FILE_ENV, "").strip()
-    if not environ.get(ENDPOINT_ENV, "").strip():
+    if not resolve_endpoint(environ).overridden:
         ignored = tuple(name for name, raw in ((WEB_RESOLVE_ENV, raw_map), (WEB_CA_FILE_ENV, raw_ca)) if raw)
         return WebSettings(resolve=MappingProxyType({}), ca_file=None, test_mode=False, ignored=ignored)
     ca_file = Path(raw_ca).resolve() if raw_ca else None
@@ -200,7 +202,9 @@ def check_url(url: str) -> OneClickTarget:
     if len(url) > MAX_URL_LENGTH:
         raise _refused(f"it is {len(url)} characters long, over {MAX_URL_LENGTH}")
     if _URL_CHARS.fullmatch(url) is None:
-        raise _refused("it holds characters a URL cannot (a space, a control character or non-ASCII text)")
+        raise _refused(
+            "it holds characters a URL cannot (RFC 3986): a space, a control character, a backslash or non-ASCII text"
+        )
     parts = urlsplit(url)
     if parts.scheme != "https":
         raise _refused(f"its scheme is {parts.scheme or 'missing'}, and one-click goes only over https")
@@ -321,35 +325,37 @@ async def post_one_click(url: str, settings: WebSettings, *, timeout_s: float = 
     ("upstream_error") for what fails after (connection, TLS, deadline, a broken answer)."""
     until = time.monotonic() + timeout_s
     plan = await _plan(url, settings, until, timeout_s)
-    exchange = _Exchange(plan.target.host, request_bytes(plan.target), shared_tls_context(settings.ca_file), until)
+    exchange = _Exchange(plan.target.host, request_bytes(plan.target), settings.ca_file, until, timeout_s)
     deadline.note(f"sending the one-click unsubscribe request to {plan.target.host}")
     try:
         status, address = await _on_worker(partial(exchange.run, plan.addresses), until, abandon=exchange.abandon)
     except TimeoutError:
-        sent = exchange.abandon()
-        raise exchange.failure(f"no answer within the deadline of {timeout_s:g} s", sent) from None
+        raise exchange.failure(f"no answer within the deadline of {timeout_s:g} s") from None
     except _Failed as failed:
-        raise exchange.failure(failed.what, failed.sent) from None
+        raise exchange.failure(failed.what) from None
     logger.info("one-click unsubscribe: %s (%s) answered HTTP %d", plan.target.host, address, status)
     return OneClickAnswer(status=status, host=plan.target.host, address=address)
 
 
 class _Failed(Exception):
-    def __init__(self, what: str, sent: bool) -> None:
+    """Why the exchange on the worker thread ended early (whether the request went out is the
+    exchange's own record, `_Exchange.sent`)."""
+
+    def __init__(self, what: str) -> None:
         super().__init__(what)
         self.what = what
-        self.sent = sent
 
 
 class _Exchange:
     """One request on a worker thread, and what the awaiting task may do to it: abandon it (cut its
     socket). Once abandoned, nothing more goes out: `sent` is final from then on."""
 
-    def __init__(self, host: str, request: bytes, context: ssl.SSLContext, until: float) -> None:
+    def __init__(self, host: str, request: bytes, ca_file: Path | None, until: float, timeout_s: float) -> None:
         self.host = host
         self.request = request
-        self.context = context
+        self.ca_file = ca_file
         self.until = until
+        self.within = f"within the deadline of {timeout_s:g} s"
         self.sent = False
         self._abandoned = False
         self._sock: socket.socket | None = None
@@ -365,7 +371,9 @@ class _Exchange:
             deadline.cut(sock)
         return sent
 
-    def failure(self, what: str, sent: bool) -> WebRequestFailed:
+    def failure(self, what: str) -> WebRequestFailed:
+        """The error for a request that ended early; abandoning it first makes `sent` final."""
+        sent = self.abandon()
         tail = "The request had gone out, so the list may have acted on it." if sent else "Nothing was sent."
         return WebRequestFailed(
             f"The one-click unsubscribe request to {self.host} failed: {what}. {tail}", request_sent=sent
@@ -374,14 +382,16 @@ class _Exchange:
     def _hold(self, sock: socket.socket) -> None:
         with self._lock:
             if self._abandoned:
-                raise _Failed("given up", self.sent)
+                raise _Failed("given up")
             self._sock = sock
 
     def _begin_sending(self) -> None:
         with self._lock:
             if self._abandoned:
-                raise _Failed("given up", False)
+                raise _Failed("given up")
             self.sent = True
+        # What a tool call's own deadline error will say it was doing.
+        deadline.note(f"waiting for {self.host} to answer the one-click unsubscribe request (it had gone out)")
 
     def _left(self) -> float:
         left = self.until - time.monotonic()
@@ -393,17 +403,21 @@ class _Exchange:
         """Connect to the first checked address that accepts, then TLS, the request, the status line."""
         refused: OSError | None = None
         for address, port in candidates:
-            sock = socket.socket(socket.AF_INET if address.version == 4 else socket.AF_INET6, socket.SOCK_STREAM)
+            try:
+                sock = socket.socket(socket.AF_INET if address.version == 4 else socket.AF_INET6, socket.SOCK_STREAM)
+            except OSError as error:  # no IPv6 on this machine, say
+                refused = error
+                continue
             progress = deadline.current()
             try:
                 if progress is not None and not progress.register(sock):
-                    raise _Failed("the call's deadline passed", False)
+                    raise _Failed("the call's deadline passed")
                 self._hold(sock)
                 try:
                     sock.settimeout(self._left())
                     sock.connect((str(address), port))
                 except TimeoutError:
-                    raise _Failed(f"no connection to {address} within the deadline", False) from None
+                    raise _Failed(f"no connection to {address} {self.within}") from None
                 except OSError as error:
                     refused = error
                     continue
@@ -412,39 +426,41 @@ class _Exchange:
                 if progress is not None:
                     progress.unregister(sock)
                 sock.close()
-        raise _Failed(f"the connection to {_where(candidates)} failed ({_network_reason(refused)})", False)
+        raise _Failed(f"the connection to {_where(candidates)} failed ({_network_reason(refused)})")
 
     def _over_tls(self, sock: socket.socket, address: str) -> int:
         progress = deadline.current()
-        tls = self.context.wrap_socket(sock, server_hostname=self.host, do_handshake_on_connect=False)
+        # Built here, not on the event loop: the first one loads the system trust store (~0.1 s of CPU).
+        context = shared_tls_context(self.ca_file)
+        tls = context.wrap_socket(sock, server_hostname=self.host, do_handshake_on_connect=False)
         try:
             if progress is not None and not progress.register(tls):
-                raise _Failed("the call's deadline passed", False)
+                raise _Failed("the call's deadline passed")
             self._hold(tls)
             try:
                 tls.settimeout(self._left())
                 tls.do_handshake()
             except ssl.SSLCertVerificationError as error:
                 raise _Failed(
-                    f"its certificate is not valid for {self.host} (verification code {error.verify_code})", False
+                    f"its certificate is not valid for {self.host} (verification code {error.verify_code})"
                 ) from None
             except ssl.SSLError as error:
                 raise _Failed(
-                    f"the TLS handshake with {address} failed ({error.reason or type(error).__name__})", False
+                    f"the TLS handshake with {address} failed ({error.reason or type(error).__name__})"
                 ) from None
             except TimeoutError:
-                raise _Failed("the TLS handshake did not finish within the deadline", False) from None
+                raise _Failed(f"the TLS handshake did not finish {self.within}") from None
             except OSError as error:
-                raise _Failed(f"the TLS handshake with {address} broke off ({_network_reason(error)})", False) from None
+                raise _Failed(f"the TLS handshake with {address} broke off ({_network_reason(error)})") from None
             self._begin_sending()
             try:
                 tls.settimeout(self._left())
                 tls.sendall(self.request)
                 return _final_status(tls, self._left)
             except TimeoutError:
-                raise _Failed("no answer within the deadline", True) from None
+                raise _Failed(f"no answer {self.within}") from None
             except (OSError, ssl.SSLError) as error:
-                raise _Failed(f"the connection broke off ({_network_reason(error)})", True) from None
+                raise _Failed(f"the connection broke off ({_network_reason(error)})") from None
         finally:
             if progress is not None:
                 progress.unregister(tls)
@@ -464,33 +480,49 @@ def _network_reason(error: BaseException | None) -> str:
 
 
 def _final_status(tls: ssl.SSLSocket, left: Callable[[], float]) -> int:
-    """The status code of the final answer, read one byte at a time up to its status line's end and
-    not a byte further: the header fields and the body stay unread. Interim 1xx answers (100
-    Continue, 103 Early Hints) are skipped with their header fields."""
-    budget = [MAX_ANSWER_HEAD]
-
-    def line() -> bytes:
-        taken = bytearray()
-        while not taken.endswith(b"\n"):
-            if budget[0] <= 0:
-                raise _Failed("its answer did not bring a status line in time", True)
-            tls.settimeout(left())
-            byte = tls.recv(1)
-            if not byte:
-                raise _Failed("it closed the connection before answering", True)
-            budget[0] -= 1
-            taken += byte
-        return bytes(taken).rstrip(b"\r\n")
-
+    """The status code of the final answer. Interim 1xx answers (100 Continue, 103 Early Hints) are
+    skipped with their header fields; of the final one nothing past the status line is read."""
+    answer = _AnswerReader(tls, left)
     while True:
-        match = _STATUS_LINE.fullmatch(line())
-        if match is None:
-            raise _Failed("its answer did not begin with an HTTP status line", True)
-        status = int(match.group(1))
+        status = answer.status_line()
         if status >= 200 or status == 101:
             return status
-        while line():  # an interim answer's header fields, up to its empty line
+        while answer.line():  # an interim answer's header fields, up to its empty line
             pass
+
+
+class _AnswerReader:
+    """Reads an answer one byte at a time, so that not a byte past the final status line is taken
+    out of the connection, and at most MAX_ANSWER_HEAD bytes in all."""
+
+    def __init__(self, tls: ssl.SSLSocket, left: Callable[[], float]) -> None:
+        self._tls = tls
+        self._left = left
+        self._budget = MAX_ANSWER_HEAD
+
+    def _byte(self) -> bytes:
+        if self._budget <= 0:
+            raise _Failed("its answer did not bring a final status line")
+        self._tls.settimeout(self._left())
+        byte = self._tls.recv(1)
+        if not byte:
+            raise _Failed("it closed the connection without answering")
+        self._budget -= 1
+        return byte
+
+    def line(self) -> bytes:
+        taken = bytearray()
+        while not taken.endswith(b"\n"):
+            taken += self._byte()
+        return bytes(taken).rstrip(b"\r\n")
+
+    def status_line(self) -> int:
+        # Something that is not HTTP fails at its first bytes, not at the deadline (it may never send a line end).
+        start = b"".join(self._byte() for _ in range(5))
+        match = _STATUS_LINE.fullmatch(start + self.line()) if start == b"HTTP/" else None
+        if match is None:
+            raise _Failed("its answer did not begin with an HTTP status line")
+        return int(match.group(1))
 
 
 # --- worker threads ----------------------------------------------------------------------------------
