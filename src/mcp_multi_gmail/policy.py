@@ -383,11 +383,8 @@ def check_message_size(size_bytes: int, attachment_count: int) -> None:
 
 
 # --- unsubscribing -------------------------------------------------------------------------
-#
-# The URL or address of an unsubscribe comes only from the message's own List-Unsubscribe field,
-# and only when Gmail's own verdict passed a DKIM signature that covers it (RFC 8058 section 4):
-# a forged or altered header may name anything. Each `why_not_*` gives the first rule a message
-# breaks, in a few words (the overview shows it); the `check_*` functions refuse with it.
+# Only by the message's own List-Unsubscribe, and only when a DKIM signature Gmail passed covers it
+# (RFC 8058 section 4). `why_not_*`: the first rule broken, in a few words; `check_*` refuse with it.
 
 ONE_CLICK_PORT = 443
 OPT_OUT_TEXT = "unsubscribe"  # subject and body of a mailto opt-out whose URL names none
@@ -415,11 +412,8 @@ def check_can_unsubscribe(account: str, can_unsubscribe: bool) -> None:
 
 
 def _fields_problem(facts: ListFacts) -> str | None:
-    if facts.unsubscribe_fields == 0:
-        return "no List-Unsubscribe field"
-    if facts.unsubscribe_fields > 1:
-        return "several List-Unsubscribe fields"
-    return None
+    count = facts.unsubscribe_fields
+    return "no List-Unsubscribe field" if count == 0 else "several List-Unsubscribe fields" if count > 1 else None
 
 
 def _signing_problem(facts: ListFacts, *, post: bool) -> str | None:
@@ -457,8 +451,7 @@ def _url_problem(url: str) -> str | None:
 
 def why_not_one_click(facts: ListFacts) -> str | None:
     """The first rule of RFC 8058 one-click that the message breaks, or None when it may be used."""
-    problem = _fields_problem(facts)
-    if problem is not None:
+    if (problem := _fields_problem(facts)) is not None:
         return problem
     url = facts.first("https")
     if url is None:
@@ -516,10 +509,8 @@ def why_not_mailto(facts: ListFacts) -> str | None:
 
 
 def check_mailto(account: str, facts: ListFacts) -> OptOut:
-    """The one opt-out message the list's signed header asks for: to its address, with its URL's own
-    subject and body ("unsubscribe" for what it leaves out), and nothing of the assistant's.
-    `allowed_recipients` and `can_send` play no part: can_unsubscribe allows exactly this message, and
-    nothing else is allowed by it."""
+    """The one opt-out the signed header asks for: its address, its URL's own subject and body ("unsubscribe"
+    for what it leaves out). can_send and allowed_recipients play no part, and it widens neither."""
     problem = why_not_mailto(facts)
     uri = facts.first("mailto")
     parsed = mailto(uri) if uri is not None else None
