@@ -106,6 +106,7 @@ class Mailbox:
     report_count: int = 0
     work_threads: int = 0
     label_ids: list[str] = field(default_factory=list)  # messages mg_label_message works on
+    sweep_ids: list[str] = field(default_factory=list)  # the messages rows s1-s3 sweep
     uid_of: dict[str, int] = field(default_factory=dict)  # Message-ID -> UID in INBOX (the peer's id)
     gm_thread_id: str | None = None  # X-GM-THRID of the 10-message thread (ours)
 
@@ -283,6 +284,23 @@ def pass_specs(tag: str, work_threads: int, *, now: datetime, seed: int = 11) ->
     return specs
 
 
+SWEEP_SENDER = "statements@bank.example"
+
+
+def sweep_specs(tag: str, size: int, *, now: datetime) -> list[Spec]:
+    """`size` one-message threads from one sender, none processed: what rows s1-s3 sweep."""
+    return [
+        Spec(
+            subject=f"Account statement no. {n:05d}",
+            sender=f"Bank <{SWEEP_SENDER}>",
+            when=now - timedelta(days=400) + timedelta(minutes=n),
+            body=b"Your statement is ready.\r\n",
+            message_id=f"stmt-{n}.{tag}@{DOMAIN}",
+        )
+        for n in range(size)
+    ]
+
+
 def load(
     emu: GmailEmulator,
     mailbox: Mailbox,
@@ -323,6 +341,7 @@ def load(
     mailbox.report_count = sum(1 for i in ids if i.startswith("rep-"))
     mailbox.work_threads = len({i.split("-")[1] for i in ids if i.startswith("work-")})
     mailbox.label_ids = [i for i in ids if i.startswith("fill-")][:40]
+    mailbox.sweep_ids = [i for i in ids if i.startswith("stmt-")]
 
 
 def unlabel(emu: GmailEmulator, mailbox: Mailbox, message_ids: list[str]) -> None:

@@ -10,6 +10,7 @@ counted, the bytes the emulator sent and the bytes of the tool result(s).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
 import statistics
@@ -224,9 +225,14 @@ class _Runs:
     broken: bool = False
 
 
-async def _run_once(emu: GmailEmulator, op: Operation, before: Callable[[], None] | None) -> tuple[Sample, list[Reply]]:
+Before = Callable[[], object]  # runs untimed before each run; may return an awaitable (tool calls of its own)
+
+
+async def _run_once(emu: GmailEmulator, op: Operation, before: Before | None) -> tuple[Sample, list[Reply]]:
     if before is not None:
-        before()
+        prepared = before()
+        if inspect.isawaitable(prepared):
+            await prepared
     emu.reset_counters()
     started = time.perf_counter()
     error: str | None = None
@@ -245,7 +251,7 @@ async def measure_side_by_side(
     ops: Sequence[Operation],
     runs: int,
     *,
-    before: Callable[[], None] | None = None,
+    before: Before | None = None,
     warmup: bool = True,
 ) -> list[tuple[Cell, list[Reply]]]:
     """Each of `ops` run `runs` times, taking turns (A, B, A, B, …) after one unmeasured warm-up
@@ -271,7 +277,7 @@ async def measure(
     op: Operation,
     runs: int,
     *,
-    before: Callable[[], None] | None = None,
+    before: Before | None = None,
     warmup: bool = True,
 ) -> tuple[Cell, list[Reply]]:
     """Run `op` (one or more awaited tool calls) `runs` times; `before` runs untimed before each."""

@@ -9,6 +9,7 @@ cell shows ERROR instead of a time for something else.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import fixtures as fx
@@ -154,6 +155,92 @@ def ours_label(driver: Driver, box: fx.Mailbox, ids: list[str]) -> Operation:
         return [reply]
 
     return op
+
+
+# ------------------------------------------------------------------ sweeps (rows s1-s3)
+
+SWEEP_QUERY = f"from:{fx.SWEEP_SENDER}"
+SWEEP_CHANGE = {"add_label": fx.PROCESSED}
+LABEL_BATCH = 500  # the most Message-IDs mg_label_message takes in one call
+
+
+def _swept(reply: Reply, box: fx.Mailbox, key: str) -> dict[str, Any]:
+    data = reply.data() or {}
+    if data.get(key) != len(box.sweep_ids):
+        raise unexpected(reply, f"{key} is not {len(box.sweep_ids)}")
+    return data
+
+
+def ours_sweep_preview(driver: Driver, box: fx.Mailbox) -> Operation:
+    async def op() -> list[Reply]:
+        args = {"account": box.name, "query": SWEEP_QUERY, "change": SWEEP_CHANGE}
+        reply = await driver.call("mg_sweep", args)
+        _swept(reply, box, "would_change")
+        return [reply]
+
+    return op
+
+
+async def sweep(driver: Driver, box: fx.Mailbox) -> list[Reply]:
+    """A preview and its apply: every message changed, and the undo token of the apply."""
+    args = {"account": box.name, "query": SWEEP_QUERY, "change": SWEEP_CHANGE}
+    preview = await driver.call("mg_sweep", args)
+    token = _swept(preview, box, "would_change")["confirm_token"]
+    applied = await driver.call("mg_sweep", {**args, "confirm_token": token})
+    _swept(applied, box, "changed")
+    return [preview, applied]
+
+
+def ours_sweep(driver: Driver, box: fx.Mailbox) -> Operation:
+    async def op() -> list[Reply]:
+        return await sweep(driver, box)
+
+    return op
+
+
+def ours_paged_label(driver: Driver, box: fx.Mailbox) -> Operation:
+    """The same change without a sweep: mg_search_threads page by page (100 threads, every page),
+    then mg_label_message on the ids found, LABEL_BATCH a call."""
+
+    async def op() -> list[Reply]:
+        args = {"account": box.name, "query": SWEEP_QUERY, "max_results": 100}
+        replies = [await driver.call("mg_search_threads", args)]
+        while token := (replies[-1].data() or {}).get("next_page_token"):
+            if len(replies) > 200:
+                raise unexpected(replies[-1], "still a next_page_token after 200 pages")
+            replies.append(await driver.call("mg_search_threads", {**args, "page_token": token}))
+        ids = [t["newest_match"]["message_id"] for t in items(replies, "threads")]
+        if len(ids) != len(box.sweep_ids):
+            raise unexpected(replies[-1], f"{len(ids)} threads found, not {len(box.sweep_ids)}")
+        for start in range(0, len(ids), LABEL_BATCH):
+            label = {"account": box.name, "message_ids": ids[start : start + LABEL_BATCH], "label": fx.PROCESSED}
+            reply = await driver.call("mg_label_message", label)
+            if (reply.data() or {}).get("failed"):
+                raise unexpected(reply, "some messages were not labelled")
+            replies.append(reply)
+        return replies
+
+    return op
+
+
+class UndoTurn:
+    """Row s3: a sweep applied untimed before each run (`prepare`), its undo timed (`op`)."""
+
+    def __init__(self, driver: Driver, box: fx.Mailbox, unlabel: Callable[[], None]) -> None:
+        self.driver, self.box, self.unlabel = driver, box, unlabel
+        self.token: str | None = None
+
+    async def prepare(self) -> None:
+        self.unlabel()
+        applied = (await sweep(self.driver, self.box))[-1]
+        self.token = (applied.data() or {}).get("undo_token")
+
+    async def op(self) -> list[Reply]:
+        reply = await self.driver.call("mg_undo", {"account": self.box.name, "undo_token": self.token})
+        data = reply.data() or {}
+        if data.get("restored") != len(self.box.sweep_ids) or data.get("skipped") or data.get("failed"):
+            raise unexpected(reply, "not every message set back")
+        return [reply]
 
 
 # ------------------------------------------------------------------ the peer

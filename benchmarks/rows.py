@@ -16,7 +16,7 @@ from typing import Any
 import fixtures as fx
 import operations as op
 import wakeup
-from harness import Cell, Driver, Operation, Reply, Sample, StartupPair, measure_side_by_side
+from harness import Before, Cell, Driver, Operation, Reply, Sample, StartupPair, measure_side_by_side
 from servers import Setup, log
 
 from gmail_emulator import GmailEmulator
@@ -79,10 +79,11 @@ class Bench:
         peer_op: Callable[[Driver], Operation] | None,
         *,
         peer_missing: str | None = None,
-        before: Callable[[], None] | None = None,
+        before: Before | None = None,
         ratio_note: str | None = None,
         no_ratio: bool = False,
         check: Check | None = None,
+        always_pair: bool = False,
     ) -> Row:
         """One row: `ours_op` on our server and `peer_op(peer driver)` on the peer, in turn, `runs` times each."""
         if self.only is not None and key not in self.only:
@@ -90,11 +91,16 @@ class Bench:
             return Row(key, title, latency_ms, skipped, skipped)  # not in the table
         log(f"  {key:<3} {title} @ {latency_ms} ms")
         ops = [ours_op]
-        if self.peer is not None and peer_op is not None:
-            ops.append(peer_op(self.peer))
+        if peer_op is not None and (self.peer is not None or always_pair):
+            # always_pair: the "peer" column is another way on our own server (it ignores the driver given)
+            ops.append(peer_op(self.peer if self.peer is not None else self.ours_rest))
         measured = await measure_side_by_side(self.emu, ops, self.runs, before=before)
         ours, ours_replies = measured[0]
-        missing = (self.peer_reason or "peer unavailable") if self.peer is None else (peer_missing or "no equivalent")
+        missing = (
+            (self.peer_reason or "peer unavailable")
+            if self.peer is None and not always_pair
+            else (peer_missing or "no equivalent")
+        )
         peer, peer_replies = measured[1] if len(measured) > 1 else (Cell(unavailable=missing), [])
         row = Row(key, title, latency_ms, ours, peer, ratio_note, no_ratio, ours_replies)
         if check is not None and ours_replies:
@@ -120,6 +126,7 @@ class Bench:
         if big_here and self.setup.big is not None:
             await self.big_rows(latency_ms, self.setup.big)
         await self.work_rows(latency_ms)
+        await self.sweep_rows(latency_ms)
 
     async def read_rows(self, ms: int) -> None:
         """a, b, c, c2, c4, c3: searching and reading one 1k mailbox."""
@@ -202,6 +209,43 @@ class Bench:
                 peer_missing=no_peer,
                 before=self._unlabeller(a, ids),
             )
+
+    async def sweep_rows(self, ms: int) -> None:
+        """s1-s3, ours only: a sweep of 5 000 messages against the same change done by paging."""
+        box = self.setup.sweep
+        fresh = self._unlabeller(box, box.sweep_ids)
+        no_peer = "no equivalent (no Gmail labels)"
+        n = f"{len(box.sweep_ids):,}".replace(",", " ")
+        await self.pair(
+            "s1",
+            f"mg_sweep preview, processed label over {n} messages",
+            ms,
+            op.ours_sweep_preview(self.ours_rest, box),
+            None,
+            peer_missing=no_peer,
+            before=fresh,
+        )
+        await self.pair(
+            "s2",
+            f"mg_sweep preview + apply over {n} messages; peer column: the same change through "
+            + f"mg_search_threads (100 a page, every page) + mg_label_message ({op.LABEL_BATCH} ids a call)",
+            ms,
+            op.ours_sweep(self.ours_rest, box),
+            lambda _peer: op.ours_paged_label(self.ours_rest, box),
+            before=fresh,
+            ratio_note="peer column = our own server without mg_sweep (paging + labelling), not mcp-email-server",
+            always_pair=True,
+        )
+        turn = op.UndoTurn(self.ours_rest, box, fresh)
+        await self.pair(
+            "s3",
+            f"mg_undo of that sweep ({n} messages set back)",
+            ms,
+            turn.op,
+            None,
+            peer_missing=no_peer,
+            before=turn.prepare,
+        )
 
     def _unlabeller(self, box: fx.Mailbox, ids: list[str]) -> Callable[[], None]:
         def run() -> None:

@@ -29,7 +29,18 @@ from harness import Driver, time_startups_side_by_side  # noqa: E402
 from mcp import StdioServerParameters  # noqa: E402
 from peer import PEER_PACKAGE, PEER_VERSION, PeerStatus, ensure_peer  # noqa: E402
 from rows import MINIMAL, OURS, PEER, Bench, Row, startup_rows, watcher_row  # noqa: E402
-from servers import RESULTS, ErrLogs, Setup, build_mailboxes, log, minimal_params, ours_params, peer_params  # noqa: E402
+from servers import (  # noqa: E402
+    RESULTS,
+    SMOKE_SWEEP_SIZE,
+    SWEEP_SIZE,
+    ErrLogs,
+    Setup,
+    build_mailboxes,
+    log,
+    minimal_params,
+    ours_params,
+    peer_params,
+)
 
 from gmail_emulator import GmailEmulator, Knobs  # noqa: E402
 
@@ -149,7 +160,7 @@ async def measure_all(args: argparse.Namespace, peer: PeerStatus, errlogs: ErrLo
     # No search-index lag: the mailboxes are built just before they are measured, and the lag would
     # turn the first lookups into index misses that real, older mail does not have.
     with GmailEmulator(knobs=Knobs(raw_search_lag_s=0.0)) as emu:
-        setup = build_mailboxes(emu, args.with_big)
+        setup = build_mailboxes(emu, args.with_big, SMOKE_SWEEP_SIZE if args.smoke else SWEEP_SIZE)
         # The emulator's store is most of this process's objects: left out of later collections, a
         # full collection no longer pauses the client (and the emulator) in the middle of a call.
         gc.collect()

@@ -31,6 +31,10 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 
 
+SWEEP_SIZE = 5000
+SMOKE_SWEEP_SIZE = 1000  # the smoke run's sweep rows: the paging path over 5 000 takes a minute a run
+
+
 def log(message: str) -> None:
     sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
     sys.stderr.flush()
@@ -44,18 +48,19 @@ class Setup:
     big: fx.Mailbox | None  # 20k
     pass5: fx.Mailbox
     pass50: fx.Mailbox
+    sweep: fx.Mailbox  # 5 000 one-message threads for rows s1-s3
 
     @property
     def rest(self) -> list[fx.Mailbox]:
         """The mailboxes of our second process."""
-        return [b for b in (self.big, self.pass5, self.pass50) if b is not None]
+        return [b for b in (self.big, self.pass5, self.pass50, self.sweep) if b is not None]
 
     @property
     def peer_boxes(self) -> list[fx.Mailbox]:
         return [*self.trio, *([self.big] if self.big else [])]
 
 
-def build_mailboxes(emu: GmailEmulator, with_big: bool) -> Setup:
+def build_mailboxes(emu: GmailEmulator, with_big: bool, sweep_size: int = SWEEP_SIZE) -> Setup:
     now = fx.utc_now()
     workdir = Path(tempfile.mkdtemp(prefix="mg-bench-"))
     trio = []
@@ -75,7 +80,9 @@ def build_mailboxes(emu: GmailEmulator, with_big: bool) -> Setup:
     fx.load(emu, pass5, fx.pass_specs("p5", 5, now=now))
     pass50 = fx.Mailbox("p50", f"p50@{fx.DOMAIN}", 0)
     fx.load(emu, pass50, fx.pass_specs("p50", 50, now=now))
-    return Setup(workdir, now, trio, big, pass5, pass50)
+    sweep = fx.Mailbox("s5k", f"s5k@{fx.DOMAIN}", sweep_size)
+    fx.load(emu, sweep, fx.sweep_specs("s5k", sweep_size, now=now))
+    return Setup(workdir, now, trio, big, pass5, pass50, sweep)
 
 
 def _private_dir(path: Path) -> Path:
@@ -92,13 +99,21 @@ def ours_params(emu: GmailEmulator, setup: Setup, name: str, boxes: list[fx.Mail
     home = _private_dir(setup.workdir / f"ours-{name}")
     config = home / "config.json"
     accounts = [
-        {"name": b.name, "address": b.address, "password": fx.PASSWORD, "processed_label": fx.PROCESSED} for b in boxes
+        {
+            "name": b.name,
+            "address": b.address,
+            "password": fx.PASSWORD,
+            "processed_label": fx.PROCESSED,
+            "sweep_limit": 10_000,
+        }
+        for b in boxes
     ]
     config.write_text(json.dumps({"accounts": accounts}, indent=2))
     config.chmod(0o600)
     exe = Path(sys.executable).parent / "mcp-multi-gmail"
     command, args = (str(exe), []) if exe.exists() else (sys.executable, ["-m", "mcp_multi_gmail"])
-    env = {**_base_env(home), **loopback_environ(**emu.env())}
+    # The state folder (send journal, undo records) in the server's home, not in the checkout.
+    env = {**_base_env(home), "MG_WATCH_DIR": str(home), **loopback_environ(**emu.env())}
     return StdioServerParameters(command=command, args=[*args, "--config", str(config)], env=env, cwd=str(home))
 
 

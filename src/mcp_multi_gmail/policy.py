@@ -523,3 +523,74 @@ def check_mailto(account: str, facts: ListFacts) -> OptOut:
     subject = parsed.subject if parsed.subject and parsed.subject.strip() else OPT_OUT_TEXT
     body = parsed.body if parsed.body and parsed.body.strip() else OPT_OUT_TEXT
     return OptOut(parsed.addresses[0].strip(), subject, body)
+
+
+# --- sweeps --------------------------------------------------------------------------------
+
+SWEEP_FLAGS = ("seen", "flagged")
+_SWEEP_KEYS = ("add_label", "remove_label", *SWEEP_FLAGS)
+
+
+@dataclass(frozen=True)
+class SweepChange:
+    """What one mg_sweep writes: one label or one flag, on or off, on messages or on whole threads."""
+
+    attribute: str  # "label" or "flag"
+    name: str  # the label as configured, or the IMAP flag (\\Seen, \\Flagged)
+    on: bool  # True: added / set; False: removed / cleared
+    on_threads: bool  # a classification: every message of each matched thread, like mg_label_thread
+    # Other classifications an added classification takes off those messages (mg_label_thread's rule).
+    replaces: tuple[str, ...] = ()
+
+
+def check_sweep_change(
+    account: str, change: Mapping[str, object], processed_label: str | None, classifications: Mapping[str, str]
+) -> SweepChange:
+    """The change of a sweep: exactly one of add_label / remove_label (the processed label on messages,
+    a classification on threads), seen or flagged. Never a system label, a user's label, archiving or trash."""
+    given = [key for key in change if change[key] is not None]
+    unknown = [key for key in given if key not in _SWEEP_KEYS]
+    if unknown:
+        raise MailError(
+            "invalid_input",
+            f"A sweep cannot change {_quoted_list(unknown)}; `change` takes exactly one of "
+            f"{', '.join(_SWEEP_KEYS)}. A sweep never archives or trashes. Nothing was changed.",
+        )
+    if len(given) != 1:
+        raise MailError(
+            "invalid_input",
+            f"`change` must hold exactly one of {', '.join(_SWEEP_KEYS)}, not {len(given)}; sweep once per "
+            "change. Nothing was changed.",
+        )
+    [key] = given
+    value = change[key]
+    if key in SWEEP_FLAGS:
+        if not isinstance(value, bool):
+            raise MailError("invalid_input", f"`{key}` takes true or false. Nothing was changed.")
+        return SweepChange("flag", _IMAP_FLAGS[key], value, on_threads=False)
+    if not isinstance(value, str):
+        raise MailError("invalid_input", f"`{key}` takes a label name. Nothing was changed.")
+    trimmed = _checked_label(value)
+    wanted = _label_key(trimmed)
+    if processed_label is not None and wanted == _label_key(processed_label):
+        return SweepChange("label", processed_label, key == "add_label", on_threads=False)
+    for name in classifications:
+        if wanted == _label_key(name):
+            others = tuple(c for c in classifications if c != name) if key == "add_label" else ()
+            return SweepChange("label", name, key == "add_label", on_threads=True, replaces=others)
+    takes = [processed_label] if processed_label else []
+    raise _not_configured(account, trimmed, "a sweep", [*takes, *classifications])
+
+
+def check_sweep_size(account: str, matched: int, limit: int, *, threads: bool) -> None:
+    """A sweep covers at most `limit` messages (the mailbox's sweep_limit); more is refused whole."""
+    if matched <= limit:
+        return
+    what = "messages in the matched threads" if threads else "messages"
+    raise MailError(
+        "query_too_broad",
+        f'The sweep would cover {matched} {what} in mailbox "{account}", more than its sweep_limit of {limit}. '
+        "Nothing was changed. Narrow the query and sweep the parts one after the other: a date range "
+        "(after:2026/01/01 before:2026/04/01), a sender (from:), or leave out what is done already "
+        "(-label:NAME, is:unread). The limit is the user's setting, not something to propose raising.",
+    )

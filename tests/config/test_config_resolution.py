@@ -373,3 +373,31 @@ def test_connection_cap_and_deadline_out_of_range_are_reported_together(tmp_path
 def test_connection_cap_must_be_a_whole_number(tmp_path: Path, value: Any) -> None:
     message = refusal(write(tmp_path / "config.json", {"accounts": [account(max_connections=value)]}))
     assert "accounts.0.max_connections: musí být celé číslo" in message
+
+
+# --- the sweep cap --------------------------------------------------------------------------------
+
+
+def test_sweep_limit_default_top_level_and_per_account(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path / "config.json", {"accounts": [account()]}), environ={})
+    assert config.accounts[0].sweep_limit == 1000
+    chosen = {"accounts": [account(), account("doma", sweep_limit=10_000)], "sweep_limit": 1}
+    config = load_config(write(tmp_path / "config.json", chosen), environ={})
+    assert [a.sweep_limit for a in config.accounts] == [1, 10_000]
+
+
+def test_sweep_limit_out_of_range_is_reported_in_czech(tmp_path: Path) -> None:
+    data = {"accounts": [account(sweep_limit=0), account("doma", sweep_limit=10_001)], "sweep_limit": 20_000}
+    lines = problem_lines(refusal(write(tmp_path / "config.json", data)))
+    assert len(lines) == 3
+    assert any(
+        '"sweep_limit" je 20000' in line and "schránka" not in line and "od 1 do 10000" in line for line in lines
+    )
+    assert any("`prace`" in line and '"sweep_limit" je 0' in line and "jedno mg_sweep" in line for line in lines)
+    assert any("`doma`" in line and '"sweep_limit" je 10001' in line for line in lines)
+
+
+@pytest.mark.parametrize("value", ["1000", 10.5, True])
+def test_sweep_limit_must_be_a_whole_number(tmp_path: Path, value: Any) -> None:
+    message = refusal(write(tmp_path / "config.json", {"accounts": [account(sweep_limit=value)]}))
+    assert "accounts.0.sweep_limit: musí být celé číslo" in message

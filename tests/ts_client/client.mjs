@@ -80,7 +80,7 @@ async function fails(tool, args, code, words = []) {
 await client.connect(transport);
 try {
   const tools = (await client.listTools()).tools;
-  assert.equal(tools.length, 19);
+  assert.equal(tools.length, 21);
   for (const tool of tools) assert.ok(tool.outputSchema, `${tool.name} declares an output schema`);
 
   // ---------------------------------------------------------------- every tool, successfully
@@ -133,6 +133,13 @@ try {
   assert.equal(plan.mailto.to, "unsubscribe@weeklybyte.example.com");
   const trashed = await ok("mg_trash_message", { account: "osobni", message_id: draft.message_id });
   assert.equal(trashed.moved, true);
+  const undone = await ok("mg_undo", { account: "osobni", undo_token: trashed.undo_token });
+  assert.equal(undone.restored, 1);
+  const sweep = { account: "osobni", query: "newer_than:30d", change: { flagged: true } };
+  const preview = await ok("mg_sweep", sweep);
+  assert.ok(preview.matched_messages > 0 && preview.sample.length > 0);
+  const swept = await ok("mg_sweep", { ...sweep, confirm_token: preview.confirm_token });
+  assert.equal(swept.undo_token, preview.undo_token);
 
   // ---------------------------------------------------------------- errors, each readable
   // Domain errors.
@@ -144,6 +151,8 @@ try {
   await fails("mg_set_flags", { account: "osobni", message_id: newest }, "invalid_input");
   await fails("mg_unsubscribe", { account: "osobni", message_id: newest, method: "mailto" }, "unsubscribe_refused");
   await fails("mg_unsubscribe", { account: "tym", message_id: newest, method: "one_click" }, "unsubscribe_refused");
+  await fails("mg_undo", { account: "osobni", undo_token: trashed.undo_token }, "invalid_input", ["already used"]);
+  await fails("mg_sweep", { ...sweep, change: { add_label: "\\Inbox" } }, "label_forbidden");
   await fails("mg_next_pass", { account: "osobni", since: "last tuesday" }, "invalid_input");
   await fails("mg_search_threads", { account: "osobni", query: "x", page_token: "garbage" }, "invalid_input");
   await fails("mg_send_message", { account: "osobni", to: ["someone@elsewhere.example.net"], subject: "Hi", body: "x" }, "send_forbidden");
@@ -180,7 +189,7 @@ try {
   assert.equal(copies.threads.length, 1);
   assert.equal(copies.threads[0].matched_messages, 1);
 
-  assert.equal(succeeded.size, 19, `tools never called successfully: ${tools.map((t) => t.name).filter((n) => !succeeded.has(n))}`);
+  assert.equal(succeeded.size, 21, `tools never called successfully: ${tools.map((t) => t.name).filter((n) => !succeeded.has(n))}`);
   assert.ok(errors.length >= 15);
   const protocol = client.getNegotiatedProtocolVersion?.() ?? negotiated;
   process.stdout.write(JSON.stringify({ succeeded: [...succeeded].sort(), errors, protocol }) + "\n");

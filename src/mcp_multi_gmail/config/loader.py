@@ -23,6 +23,17 @@ from .signatures import resolve_signatures
 # Gmail allows 15 IMAP connections per account, shared with the user's other mail clients.
 MIN_CONNECTIONS, MAX_CONNECTIONS = 1, 10
 MIN_CALL_TIMEOUT_S, MAX_CALL_TIMEOUT_S = 10, 600
+# A sweep's whole record and its result stay small enough to handle at 10 000 messages.
+MIN_SWEEP_LIMIT, MAX_SWEEP_LIMIT = 1, 10_000
+
+
+def _check_sweep_limit(who: str | None, value: int, problems: Problems) -> None:
+    if not MIN_SWEEP_LIMIT <= value <= MAX_SWEEP_LIMIT:
+        problems.add(
+            f'{f"{who}: " if who else ""}"sweep_limit" je {value}, čeká se číslo od {MIN_SWEEP_LIMIT} '
+            f"do {MAX_SWEEP_LIMIT} "
+            "(kolik zpráv smí změnit jedno mg_sweep; výchozí 1000)"
+        )
 
 
 def load_config(path: Path, *, layout: AddonLayout | None = None, environ: Mapping[str, str] | None = None) -> Config:
@@ -96,6 +107,7 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
             f'"call_timeout_s" je {model.call_timeout_s}, čeká se počet sekund od {MIN_CALL_TIMEOUT_S} '
             f"do {MAX_CALL_TIMEOUT_S} (výchozí 60)"
         )
+    _check_sweep_limit(None, model.sweep_limit, problems)
 
     names = [a.name for a in model.accounts]
     duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -205,6 +217,9 @@ def _resolve_account(
             f"{MAX_CONNECTIONS} (Gmail dovolí 15 spojení na účet včetně telefonu a dalších programů; výchozí 4)"
         )
 
+    if acc.sweep_limit is not None:
+        _check_sweep_limit(who, acc.sweep_limit, problems)
+
     classifications = acc.classification_labels if acc.own_classifications else model.classification_labels
     if acc.own_classifications:
         _check_classifications(who, classifications, problems)
@@ -242,6 +257,7 @@ def _resolve_account(
         ),
         smtp_port=acc.smtp_port if acc.smtp_port is not None else model.smtp_port,
         max_connections=acc.max_connections,
+        sweep_limit=acc.sweep_limit if acc.sweep_limit is not None else model.sweep_limit,
         watch_idle=acc.watch_idle if acc.own_watch_idle else model.watch_idle,
         auth=acc.auth,
         oauth=oauth_client if acc.auth == "oauth" else None,

@@ -16,6 +16,8 @@ from pydantic_core import PydanticCustomError
 
 from ..deadline import DEFAULT_CALL_TIMEOUT_S
 
+DEFAULT_SWEEP_LIMIT = 1000
+
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 # Deliberately simple: one "@", something before it, a dot inside the domain, no whitespace and
 # no control characters (an address goes into LOGIN, MAIL FROM and headers).
@@ -107,6 +109,8 @@ class RawAccount(BaseModel):
     aliases: list[RawAlias] = Field(default_factory=list)
     smtp_port: SmtpPort | None = None
     max_connections: int = 4
+    # Absent = the top-level `sweep_limit`: the most messages one mg_sweep may change.
+    sweep_limit: int | None = None
 
     @property
     def limits_recipients(self) -> bool:
@@ -138,5 +142,7 @@ class RawConfig(BaseModel):
     # false = 1.5.0's poll-only watcher: no IDLE connection, a check every watch_interval only.
     watch_idle: bool = True
     call_timeout_s: int = DEFAULT_CALL_TIMEOUT_S
+    # The most messages one mg_sweep may change, for every mailbox without its own sweep_limit.
+    sweep_limit: int = DEFAULT_SWEEP_LIMIT
     # True: mg_send_message asks the client to have the user confirm every call (docs/en/security.md).
     confirm_sends: bool = False

@@ -67,6 +67,7 @@ class Account:
     aliases: tuple[Alias, ...]
     smtp_port: int | None  # None = probe 465, then 587
     max_connections: int = 4  # simultaneous IMAP connections this server opens to the mailbox
+    sweep_limit: int = 1000  # the most messages one mg_sweep may change in this mailbox
     watch_idle: bool = True  # the watcher keeps an IDLE connection for it (else it only polls)
     auth: Literal["app_password", "oauth"] = "app_password"
     oauth: OAuthClient | None = None  # set for "auth": "oauth" (then `password` is "")

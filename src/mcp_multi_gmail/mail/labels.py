@@ -7,6 +7,7 @@ policy module's; this module only carries them out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, TypeVar
@@ -18,7 +19,7 @@ from ..config import Account
 from ..errors import invalid_input, not_found
 from ..gmail.imap import ALL_MAIL, Fetched, ImapSession
 from ..runtime import Runtime
-from . import budget, inputs
+from . import budget, inputs, undo
 from .pass_ import or_tree
 from .read import find_message
 from .session import in_session
@@ -57,6 +58,7 @@ class LabelChange(BaseModel):
     messages: list[LabelOutcome]
     window: WindowState | None = Field(default=None, description="With since: the window as a new pass sees it")
     messages_omitted: int = _omitted("Outcomes", "messages", " (counted in succeeded)", "other outcome")
+    undo_token: str | None = undo.undo_token_field()
 
 
 class ThreadOutcome(BaseModel):
@@ -90,6 +92,7 @@ class FlagsResult(BaseModel):
     flags_after: list[str]
     changed: list[str]
     already_set: list[str]
+    undo_token: str | None = undo.undo_token_field()
 
 
 def _has(item: Fetched | None, label: str) -> bool | None:
@@ -119,10 +122,14 @@ def apply_label(
     label: str,
     *,
     add: bool,
+    record: Callable[[list[int]], None] | None = None,
 ) -> _Applied:
-    """STORE only where the label is not yet in the wanted state, then FETCH every message again."""
+    """STORE only where the label is not yet in the wanted state, then FETCH every message again.
+    `record` is called with the UIDs about to change before the STORE goes out (the undo record)."""
     uids = list(before)
     todo = [uid for uid in uids if _has(before[uid], label) is not add]
+    if record is not None:
+        record(todo)
     accepted = session.change_labels(todo, [label], add=add)
     after = session.fetch(uids, ["X-GM-LABELS"])
     verb = "apply" if add else "remove"
@@ -161,6 +168,7 @@ def _unique_ids(message_ids: list[str]) -> tuple[list[str], int]:
 
 
 def _label_messages(
+    runtime: Runtime,
     session: ImapSession,
     account: Account,
     ids: list[str],
@@ -196,10 +204,18 @@ def _label_messages(
             before[newest.uid] = newest
     steps.step(f'found {len(chosen)} of {len(ids) + empty} messages in mailbox "{account.name}"')
     created = ensure_label(session, label) if add and chosen else False
-    applied = apply_label(session, before, chosen, label, add=add) if chosen else _Applied({}, {})
+    recorder = undo.Recorder(runtime, account, "mg_label_message" if add else "mg_unlabel_message", session)
+
+    def record(todo: list[int]) -> None:
+        recorder.plan([undo.Group("label", label, add, undo.msgids(before, todo))])
+
+    applied = apply_label(session, before, chosen, label, add=add, record=record) if chosen else _Applied({}, {})
+    recorder.settle({uid for uid, o in applied.outcomes.items() if o.outcome == "failed"})
     steps.step(f'label "{label}" {"set on" if add else "taken off"} {len(chosen)} messages and read back')
     messages = missing + [applied.outcomes[uid] for uid in chosen]
-    change = LabelChange(**_counts(account, label, add, created, messages), messages=messages)
+    change = LabelChange(
+        **_counts(account, label, add, created, messages), messages=messages, undo_token=recorder.token
+    )
     if since is not None:
         change.window = scan_window(session, account, since).state()
         steps.step("pass window read")
@@ -255,7 +271,9 @@ async def label_messages(
     ids, empty = _unique_ids(message_ids)
     if not ids and not empty:
         raise invalid_input("No Message-ID was given.")
-    return await in_session(runtime, account, lambda s: _label_messages(s, account, ids, empty, wanted, add, boundary))
+    return await in_session(
+        runtime, account, lambda s: _label_messages(runtime, s, account, ids, empty, wanted, add, boundary)
+    )
 
 
 # ------------------------------------------------------------------ threads
@@ -267,7 +285,14 @@ def _classifications(account: Account, items: dict[int, Fetched]) -> list[str]:
 
 
 def _label_threads(
-    session: ImapSession, account: Account, threads: list[int], label: str, add: bool, *, single: bool
+    runtime: Runtime,
+    session: ImapSession,
+    account: Account,
+    threads: list[int],
+    label: str,
+    add: bool,
+    *,
+    single: bool,
 ) -> ThreadLabelChange:
     """Label (or unlabel) many threads with the same commands one thread would take."""
     steps = progress.Steps(3 if add else 2)  # found, labelled (and read back), other classifications off
@@ -288,11 +313,6 @@ def _label_threads(
     ids = {uid: _message_id(before[uid]) for uid in uids}
     steps.step(f"found {len(uids)} messages in {sum(1 for t in threads if members[t])} of {len(threads)} threads")
     created = ensure_label(session, label) if add and uids else False
-    # The new classification goes on first, the old ones come off after: an interruption leaves a
-    # thread double-classified, never unclassified.
-    applied = apply_label(session, {uid: before[uid] for uid in uids}, ids, label, add=add) if uids else None
-    after = applied.after if applied else {}
-    steps.step(f'label "{label}" {"set on" if add else "taken off"} {len(uids)} messages and read back')
     others: list[str] = []
     if add and uids:
         wanted = label.casefold()
@@ -305,10 +325,35 @@ def _label_threads(
                 if lb.casefold() != wanted and lb.casefold() in configured
             }
         )
+    recorder = undo.Recorder(runtime, account, "mg_label_thread" if add else "mg_unlabel_thread", session)
+
+    def record(todo: list[int]) -> None:
+        carrying = {other: [uid for uid in uids if carries(before[uid].labels or (), other)] for other in others}
+        groups = [undo.Group("label", label, add, undo.msgids(before, todo))]
+        groups += [undo.Group("label", other, False, undo.msgids(before, had)) for other, had in carrying.items()]
+        recorder.plan(groups)
+
+    # The new classification goes on first, the old ones come off after: an interruption leaves a
+    # thread double-classified, never unclassified.
+    applied = (
+        apply_label(session, {uid: before[uid] for uid in uids}, ids, label, add=add, record=record) if uids else None
+    )
+    after = applied.after if applied else {}
+    steps.step(f'label "{label}" {"set on" if add else "taken off"} {len(uids)} messages and read back')
+    if add and uids:
         if others:
             session.change_labels(uids, others, add=False)  # a label a message lacks is no change
             after = session.fetch(uids, ["X-GM-LABELS"])
         steps.step(f"other classifications taken off: {', '.join(others) or 'none there'}")
+    if applied is not None:
+        failed_uids = {uid for uid, o in applied.outcomes.items() if o.outcome == "failed"}
+        for group in recorder.groups:
+            group.failed = {
+                msgid
+                for msgid, uid in group.messages.items()
+                if (uid in failed_uids if group.name == label else _has(after.get(uid), group.name) is not False)
+            }
+        undo.settle(runtime, recorder.token, recorder.groups)
     outcomes: list[ThreadOutcome] = []
     messages: list[LabelOutcome] = []
     for thread in threads:
@@ -359,6 +404,7 @@ def _label_threads(
             classification_after=first.classification_after if single else [],
             replaced=first.replaced if single else [],
             threads=outcomes,
+            undo_token=recorder.token,
         )
     )
     return fit_outcomes(change, "threads")
@@ -404,25 +450,39 @@ async def label_thread(
     wanted = policy.check_thread_label(account.name, label, account.processed_label, account.classification_labels)
     threads = _thread_list(thread_id, thread_ids)
     single = thread_ids is None
-    return await in_session(runtime, account, lambda s: _label_threads(s, account, threads, wanted, add, single=single))
+    return await in_session(
+        runtime, account, lambda s: _label_threads(runtime, s, account, threads, wanted, add, single=single)
+    )
 
 
 # ------------------------------------------------------------------ flags
 
 
-def _set_flags(session: ImapSession, account: Account, bare: str, wanted: dict[str, bool]) -> FlagsResult:
+def _set_flags(
+    runtime: Runtime, session: ImapSession, account: Account, bare: str, wanted: dict[str, bool]
+) -> FlagsResult:
     session.open(ALL_MAIL, writable=True)
     uid, _copies = find_message(session, account, bare)
-    before = session.fetch([uid], ["FLAGS"]).get(uid)
+    before = session.fetch([uid], ["FLAGS", "X-GM-MSGID"]).get(uid)
     if before is None:
         raise not_found(f'The message <{bare}> disappeared from mailbox "{account.name}" while being changed.')
     flags_before = list(before.flags or ())
     add = [policy.imap_flag(n) for n, on in wanted.items() if on and not carries(flags_before, policy.imap_flag(n))]
     remove = [policy.imap_flag(n) for n, on in wanted.items() if not on and carries(flags_before, policy.imap_flag(n))]
+    recorder = undo.Recorder(runtime, account, "mg_set_flags", session)
+    mine = undo.msgids({uid: before}, [uid])
+    recorder.plan(
+        [undo.Group("flag", flag, True, dict(mine)) for flag in add]
+        + [undo.Group("flag", flag, False, dict(mine)) for flag in remove]
+    )
     accepted = session.change_flags([uid], add, add=True) and session.change_flags([uid], remove, add=False)
     after = session.fetch([uid], ["FLAGS"]).get(uid)
     flags_after = list(after.flags or ()) if after else []
     missed = [n for n, on in wanted.items() if carries(flags_after, policy.imap_flag(n)) is not on]
+    for group in recorder.groups:
+        if carries(flags_after, group.name) is not group.on:
+            group.failed = set(group.messages)
+    undo.settle(runtime, recorder.token, recorder.groups)
     if missed:
         what = "refused the flag change" if not accepted else "accepted the flag change but did not apply it"
         from ..errors import MailError
@@ -442,6 +502,7 @@ def _set_flags(session: ImapSession, account: Account, bare: str, wanted: dict[s
         flags_after=sorted(flags_after),
         changed=changed,
         already_set=sorted(n for n in wanted if n not in changed),
+        undo_token=recorder.token,
     )
 
 
@@ -456,4 +517,4 @@ async def set_flags(
     account = runtime.account(account_name)
     wanted = policy.check_flags(seen, flagged, answered)
     bare = inputs.message_id(message_id)
-    return await in_session(runtime, account, lambda s: _set_flags(s, account, bare, wanted))
+    return await in_session(runtime, account, lambda s: _set_flags(runtime, s, account, bare, wanted))

@@ -12,7 +12,7 @@ from ..config import Account
 from ..errors import MailError, not_found
 from ..gmail.imap import ALL_MAIL, TRASH, ImapSession
 from ..runtime import Runtime
-from . import inputs
+from . import inputs, undo
 from .session import in_session
 
 KEPT = "The message is in Trash, not deleted: Gmail keeps it there for 30 days and it can be restored until then."
@@ -25,6 +25,7 @@ class TrashResult(BaseModel):
     moved: bool
     uid_in_trash: int | None
     note: str
+    undo_token: str | None = undo.undo_token_field()
 
 
 def _find(session: ImapSession, bare: str) -> list[int]:
@@ -53,7 +54,7 @@ def _already_in_trash(session: ImapSession, account: Account, bare: str) -> Tras
     )
 
 
-def _trash(session: ImapSession, account: Account, bare: str) -> TrashResult:
+def _trash(runtime: Runtime, session: ImapSession, account: Account, bare: str) -> TrashResult:
     all_mail = session.folder(ALL_MAIL)
     trash = session.folder(TRASH)  # both resolved first: names are localised
     session.open(ALL_MAIL, writable=True)
@@ -63,7 +64,7 @@ def _trash(session: ImapSession, account: Account, bare: str) -> TrashResult:
     uid = max(uids)
     # Gmail's own id of the message, read before the move: it stays the same in Trash, where it is
     # looked up without the search index.
-    item = session.fetch([uid], ["X-GM-MSGID"]).get(uid)
+    item = session.fetch([uid], ["X-GM-MSGID", "X-GM-LABELS"]).get(uid)
     if item is None or item.gmail_msgid is None:
         raise MailError(
             "upstream_error",
@@ -71,7 +72,12 @@ def _trash(session: ImapSession, account: Account, bare: str) -> TrashResult:
             "Trash, so it was not moved. Try again.",
             retryable=True,
         )
+    # Gmail's Trash keeps no user labels in All Mail's view: they are recorded to be put back on undo.
+    recorder = undo.Recorder(runtime, account, "mg_trash_message", session)
+    group = undo.Group("trash", "", True, {item.gmail_msgid: uid}, labels={item.gmail_msgid: list(item.labels or ())})
+    recorder.plan([group])
     if not session.move([uid], TRASH):
+        recorder.settle({uid})
         raise MailError(
             "upstream_error",
             f'Gmail refused to move <{bare}> from "{all_mail}" to "{trash}" in mailbox "{account.name}". '
@@ -79,6 +85,7 @@ def _trash(session: ImapSession, account: Account, bare: str) -> TrashResult:
         )
     session.open(TRASH)
     landed = session.search_gmail_msgid(item.gmail_msgid)
+    recorder.settle(set() if landed else {uid})
     if not landed:
         raise MailError(
             "upstream_error",
@@ -86,11 +93,17 @@ def _trash(session: ImapSession, account: Account, bare: str) -> TrashResult:
             "mailbox in Gmail before doing anything else.",
         )
     return TrashResult(
-        account=account.name, message_id=bare, folder=trash, moved=True, uid_in_trash=max(landed), note=KEPT
+        account=account.name,
+        message_id=bare,
+        folder=trash,
+        moved=True,
+        uid_in_trash=max(landed),
+        note=KEPT,
+        undo_token=recorder.token,
     )
 
 
 async def trash_message(runtime: Runtime, account_name: str, message_id: str) -> TrashResult:
     account = runtime.account(account_name)
     bare = inputs.message_id(message_id)
-    return await in_session(runtime, account, lambda s: _trash(s, account, bare))
+    return await in_session(runtime, account, lambda s: _trash(runtime, s, account, bare))

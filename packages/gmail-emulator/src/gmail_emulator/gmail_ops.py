@@ -242,6 +242,11 @@ def _file_into(account: Account, msg: Message, dst: Folder) -> None:
     if dst.kind in ("trash", "spam"):
         if msg.location != dst.kind:
             account.set_location(msg, "trash" if dst.kind == "trash" else "spam")
+        if dst.kind == "trash" and not account.store.knobs.trash_keeps_labels:
+            # The user labels and the Inbox go; system labels (\\Sent, \\Starred, \\Important) stay.
+            kept = frozenset(lb for lb in msg.labels if lb.startswith("\\") and lb != INBOX)
+            if kept != msg.labels:
+                account.set_labels(msg, kept)
         return
     if msg.location != "normal":
         account.set_location(msg, "normal")  # out of Trash/Spam: restored

@@ -364,6 +364,8 @@ async def _copy(session: ImapSession, cmd: Command, uid: bool, move: bool) -> st
     dst = account.folder(name)
     if dst is None:
         return _TRYCREATE
+    if dst.kind == "all" and folder.kind != "all" and account.store.knobs.all_mail_refuses_moves:
+        return "NO [CANNOT] Messages cannot be moved or copied into All Mail (Failure)"
     targets = session.resolve(seqset, uid=uid)
     if not targets:
         return "OK No messages (Success)" if not move else "OK Success"

@@ -62,6 +62,12 @@ class Knobs:
     param_8bit: Literal["as_sent", "utf8_replaced"] = "as_sent"
     # Whether X-GM-RAW run inside the Trash folder finds the messages there without `in:trash`.
     raw_search_in_trash: bool = True
+    # Whether a message moved to Trash keeps its user labels and \\Inbox (False: they are dropped, as
+    # Gmail's All Mail view shows a trashed message with none; restoring it does not bring them back).
+    trash_keeps_labels: bool = False
+    # Whether COPY/MOVE into All Mail from another folder (Trash) is refused (NO) instead of taking the
+    # message out of Trash into All Mail; Gmail's documentation says neither.
+    all_mail_refuses_moves: bool = False
     # Longest command line accepted (bytes, literals not counted); longer ones get BAD. None = no limit.
     max_line_length: int | None = None
     # The timezone whose calendar days SEARCH SINCE/BEFORE/ON compare INTERNALDATE against (an IANA name).

@@ -39,6 +39,22 @@ def uid_batches(uids: list[int]) -> list[list[int]]:
     return _batches(sorted(set(uids)), UIDS_PER_COMMAND, lambda uid: len(str(uid)) + 1)
 
 
+def uid_set(uids: list[int]) -> str:
+    """A UID set as IMAP writes it (RFC 3501 section 9, sequence-set), runs compressed to ranges:
+    [1, 2, 3, 7] -> "1:3,7". A sweep over contiguous UIDs then costs a short line, not a long one."""
+    ordered = sorted(set(uids))
+    parts: list[str] = []
+    start = previous = ordered[0] if ordered else 0
+    for uid in ordered[1:]:
+        if uid != previous + 1:
+            parts.append(str(start) if start == previous else f"{start}:{previous}")
+            start = uid
+        previous = uid
+    if ordered:
+        parts.append(str(start) if start == previous else f"{start}:{previous}")
+    return ",".join(parts)
+
+
 def id_batches(bare_ids: list[str]) -> list[list[str]]:
     """Message-IDs in groups of at most IDS_PER_SEARCH whose search terms fit on one command line."""
     # The term around each id: rfc822msgid:"…" or OR HEADER Message-ID "<…>".

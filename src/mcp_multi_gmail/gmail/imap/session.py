@@ -22,7 +22,7 @@ from ..parse.envelope import gmail_id, gmail_msgid_of, header_fragment, raw_sear
 from ..refusals import is_transient
 from ..special_folders import MailboxKey, SpecialFolders
 from .answers import Fetched, fetched, first_part_item, text
-from .batches import header_term, id_batches, uid_batches
+from .batches import IDS_PER_SEARCH, header_term, id_batches, uid_batches, uid_set
 from .failures import accepted, gmail_reason, raise_if_it_stops_the_call
 
 # A spaced Message-ID's longest word found in more headers than this is too common to read them all.
@@ -243,6 +243,16 @@ class ImapSession:
         """UID SEARCH X-GM-MSGID: Gmail's own id of one message, answered without the search index."""
         return self.search(["X-GM-MSGID", msgid])
 
+    def search_gmail_msgids(self, msgids: list[int]) -> list[int]:
+        """UIDs of many messages by Gmail's own id, OR-grouped IDS_PER_SEARCH to a command."""
+        found: set[int] = set()
+        ordered = sorted(set(msgids))
+        for start in range(0, len(ordered), IDS_PER_SEARCH):
+            batch = ordered[start : start + IDS_PER_SEARCH]
+            criteria = "OR " * (len(batch) - 1) + " ".join(f"X-GM-MSGID {msgid}" for msgid in batch)
+            found.update(int(u) for u in self.client.search(criteria))
+        return sorted(found)
+
     def _by_message_id(self, uids: list[int]) -> dict[str, list[Fetched]]:
         found: dict[str, list[Fetched]] = {}
         for item in self.fetch(uids, ["ENVELOPE", "X-GM-THRID", "X-GM-LABELS", "FLAGS"]).values():
@@ -290,7 +300,7 @@ class ImapSession:
         if "ENVELOPE" in items and "X-GM-MSGID" not in items:  # the shown id of a message without one
             items = [*items, "X-GM-MSGID"]
         for batch in uid_batches(uids):
-            answer = self.client.fetch(batch, items)
+            answer = self.client.fetch(batch, items)  # imapclient keeps only the listed UIDs of the answer
             found.update((int(uid), fetched(int(uid), data)) for uid, data in answer.items())
         return found
 
@@ -462,7 +472,7 @@ class ImapSession:
         all_accepted = True
         for batch in uid_batches(uids):
             self.changes_sent = True
-            if not accepted(store, batch, labels, silent=True):
+            if not accepted(store, uid_set(batch), labels, silent=True):
                 all_accepted = False  # the other batches still go: the caller reads every message back
         return all_accepted
 
@@ -473,7 +483,7 @@ class ImapSession:
         all_accepted = True
         for batch in uid_batches(uids):
             self.changes_sent = True
-            if not accepted(store, batch, flags, silent=True):
+            if not accepted(store, uid_set(batch), flags, silent=True):
                 all_accepted = False
         return all_accepted
 
@@ -491,7 +501,7 @@ class ImapSession:
         self.client.expunge(uids)
 
     def move(self, uids: list[int], special: str) -> bool:
-        """UID MOVE to a special folder (Gmail advertises MOVE only after login); False when refused."""
-        target = self.folder(special)
+        """UID MOVE to a special folder, or to "INBOX" (Gmail advertises MOVE only after login); False when refused."""
+        target = "INBOX" if special == "INBOX" else self.folder(special)
         self.changes_sent = True
         return accepted(self.client.move, uids, target)

@@ -1,0 +1,200 @@
+"""mg_undo against the emulator: every write tool's undo_token takes back exactly what that write
+changed, per message and per attribute; what someone changed since is skipped and said; a token
+works once, for 7 days, for its own mailbox only."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sweep_box import ACCOUNTING, BANK, BOX, PROCESSED, Spec, config_entry, delete, load, message_id, state
+from toolcalls import Call, error, ok
+
+from gmail_emulator import GmailEmulator
+from mcp_multi_gmail.mail import records
+from mcp_multi_gmail.runtime import Runtime
+
+pytestmark = pytest.mark.anyio
+
+QUERY = "from:banka.example"
+
+
+def specs(count: int = 12) -> list[Spec]:
+    """Statements: every 3rd processed already, every 4th read, the first two in one thread classified Banka."""
+    out = []
+    for n in range(count):
+        labels: tuple[str, ...] = ("\\Inbox", "Projekt/Lipová")
+        if n % 3 == 0:
+            labels += (PROCESSED,)
+        if n < 2:
+            labels += (BANK,)
+        flags = ("\\Seen",) if n % 4 == 0 else ()
+        subject = "Re: Výpis 0" if n == 1 else f"Výpis {n}"
+        out.append(Spec(f"v-{n}", subject, "vypisy@banka.example", labels, flags, reply_to="v-0" if n == 1 else None))
+    return out
+
+
+@pytest.fixture
+def runtime(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+) -> Runtime:
+    load(emulator, [*specs()], labels=(PROCESSED, ACCOUNTING, BANK, "Projekt/Lipová"))
+    return make_runtime(write_config([config_entry()]))
+
+
+def ids(*numbers: int) -> list[str]:
+    return [message_id(f"v-{n}") for n in numbers]
+
+
+async def undo(call: Call, runtime: Runtime, token: str) -> dict[str, Any]:
+    result: dict[str, Any] = await ok(call, runtime, "mg_undo", account="o", undo_token=token)
+    return result
+
+
+async def test_undo_of_a_sweep_keeps_the_labels_messages_had_before(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    before = state(emulator)
+    change = {"add_label": PROCESSED}
+    preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change=change)
+    assert (preview["already"], preview["would_change"]) == (4, 8)
+    applied = await ok(
+        call, runtime, "mg_sweep", account="o", query=QUERY, change=change, confirm_token=preview["confirm_token"]
+    )
+    assert applied["changed"] == 8
+    swept = state(emulator)
+    assert all(PROCESSED in labels for labels, _f, _l in swept.values())
+    result = await undo(call, runtime, applied["undo_token"])
+    assert (result["undone"], result["restored"], result["skipped"], result["failed"]) == ("mg_sweep", 8, 0, 0)
+    undone = state(emulator)
+    assert undone == before  # the 4 that had it keep it, the 8 that did not lose it again
+    rows = {
+        mid: (PROCESSED in before[mid][0], PROCESSED in swept[mid][0], PROCESSED in undone[mid][0]) for mid in before
+    }
+    print("undo", json.dumps(result), "rows (had before, after sweep, after undo):")
+    for mid, row in rows.items():
+        print(" ", mid, row)
+    assert rows[message_id("v-0")] == (True, True, True) and rows[message_id("v-1")] == (False, True, False)
+
+
+async def test_undo_skips_what_changed_since_and_says_so(emulator: GmailEmulator, runtime: Runtime, call: Call) -> None:
+    done = await ok(call, runtime, "mg_label_message", account="o", message_ids=ids(1, 2, 4), label=PROCESSED)
+    emulator.remove_labels(BOX, message_id("v-2"), [PROCESSED])  # the user took it off again meanwhile
+    result = await undo(call, runtime, done["undo_token"])
+    assert (result["restored"], result["skipped"]) == (2, 1)
+    [skipped] = result["messages"]
+    assert skipped["message_id"] == message_id("v-2") and skipped["outcome"] == "skipped"
+    assert "changed since" in skipped["reason"] and PROCESSED in skipped["change"]
+
+
+@pytest.mark.parametrize("tool", ["mg_label_message", "mg_unlabel_message", "mg_set_flags", "mg_unlabel_thread"])
+async def test_each_write_tool_undoes_exactly(emulator: GmailEmulator, runtime: Runtime, call: Call, tool: str) -> None:
+    before = state(emulator)
+    thread = str(emulator.message(BOX, message_id("v-0")).thrid)  # type: ignore[union-attr]
+    args: dict[str, Any] = {
+        "mg_label_message": {"message_ids": ids(0, 1, 2), "label": PROCESSED},
+        "mg_unlabel_message": {"message_ids": ids(0, 1, 3), "label": PROCESSED},
+        "mg_set_flags": {"message_id": ids(0)[0], "seen": False, "flagged": True},
+        "mg_unlabel_thread": {"thread_id": thread, "label": BANK},
+    }[tool]
+    done = await ok(call, runtime, tool, account="o", **args)
+    assert done["undo_token"] and state(emulator) != before
+    result = await undo(call, runtime, done["undo_token"])
+    assert result["undone"] == tool and result["skipped"] == 0 and result["failed"] == 0
+    assert state(emulator) == before
+
+
+async def test_undo_of_a_classification_puts_the_replaced_one_back(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    before = state(emulator)
+    thread = str(emulator.message(BOX, message_id("v-0")).thrid)  # type: ignore[union-attr]
+    done = await ok(call, runtime, "mg_label_thread", account="o", thread_id=thread, label=ACCOUNTING)
+    assert done["replaced"] == [BANK]
+    result = await undo(call, runtime, done["undo_token"])
+    assert result["restored"] == 4  # two messages: Účetnictví off, Banka on again
+    assert state(emulator) == before
+
+
+async def test_nothing_changed_means_no_token(runtime: Runtime, call: Call) -> None:
+    done = await ok(call, runtime, "mg_label_message", account="o", message_ids=ids(0, 3), label=PROCESSED)
+    assert done["succeeded"] == 2 and done["undo_token"] is None
+
+
+@pytest.mark.parametrize("all_mail_refuses_moves", [False, True])
+@pytest.mark.parametrize("trash_keeps_labels", [False, True])
+async def test_undo_of_a_trash_puts_the_message_back_with_its_labels(
+    emulator: GmailEmulator, runtime: Runtime, call: Call, trash_keeps_labels: bool, all_mail_refuses_moves: bool
+) -> None:
+    emulator.set_knobs(trash_keeps_labels=trash_keeps_labels, all_mail_refuses_moves=all_mail_refuses_moves)
+    before = state(emulator)
+    archived = message_id("v-5")
+    emulator.remove_labels(BOX, archived, ["\\Inbox"])
+    archived_before = state(emulator)[archived]
+    for mid in (message_id("v-3"), archived):
+        done = await ok(call, runtime, "mg_trash_message", account="o", message_id=mid)
+        assert done["moved"] and state(emulator)[mid][2] == "trash"
+        if not trash_keeps_labels:
+            assert "Projekt/Lipová" not in state(emulator)[mid][0]
+        result = await undo(call, runtime, done["undo_token"])
+        assert (result["undone"], result["restored"], result["skipped"]) == ("mg_trash_message", 1, 0)
+    after = state(emulator)
+    assert after[message_id("v-3")] == before[message_id("v-3")]  # back in the Inbox, labels and flags as they were
+    assert after[archived] == archived_before  # back in All Mail only, not in the Inbox
+
+
+async def test_undo_of_a_trash_emptied_since_is_skipped(emulator: GmailEmulator, runtime: Runtime, call: Call) -> None:
+    done = await ok(call, runtime, "mg_trash_message", account="o", message_id=ids(3)[0])
+    delete(emulator, ["v-3"])  # Trash emptied in another client
+    result = await undo(call, runtime, done["undo_token"])
+    assert result["skipped"] == 1 and "no longer in Trash" in result["messages"][0]["reason"]
+
+
+async def test_undo_token_once_bound_expiring(
+    emulator: GmailEmulator,
+    write_config: Callable[..., Path],
+    make_runtime: Callable[[Path], Runtime],
+    call: Call,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    load(emulator, specs(4), labels=(PROCESSED, ACCOUNTING, BANK, "Projekt/Lipová"))
+    emulator.add_account("druha@example.cz", "druhaheslohesla")
+    other = {"name": "d", "address": "druha@example.cz", "password": "druhaheslohesla"}
+    runtime = make_runtime(write_config([config_entry(), other]))
+    first = await ok(call, runtime, "mg_label_message", account="o", message_ids=ids(1), label=PROCESSED)
+    second = await ok(call, runtime, "mg_label_message", account="o", message_ids=ids(2), label=PROCESSED)
+    snapshot = emulator.snapshot()
+
+    async def refused(code: str, words: str, account: str, token: str) -> None:
+        body = await error(call, runtime, "mg_undo", account=account, undo_token=token)
+        assert body["code"] == code and words in body["message"], body
+        assert emulator.snapshot() == snapshot
+
+    await refused("invalid_input", "another mailbox", "d", first["undo_token"])
+    await refused("not_found", "unknown", "o", "undo_" + "y" * 32)
+    await refused("invalid_input", "not an undo token", "o", "abc")
+    real = records.now
+    monkeypatch.setattr(records, "now", lambda: real() + timedelta(days=7, seconds=1))
+    await refused("invalid_input", "expired", "o", second["undo_token"])
+    monkeypatch.setattr(records, "now", real)
+    await undo(call, runtime, first["undo_token"])
+    snapshot = emulator.snapshot()
+    await refused("invalid_input", "already used", "o", first["undo_token"])
+    # Another process of another conversation (a new runtime on the same state folder) can undo it.
+    fresh = make_runtime(write_config([config_entry(), other]))
+    result = await undo(call, fresh, second["undo_token"])
+    assert result["restored"] == 1 and PROCESSED not in state(emulator)[ids(2)[0]][0]
+
+
+async def test_a_previewed_sweep_never_applied_has_nothing_to_undo(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change={"seen": True})
+    snapshot = emulator.snapshot()
+    body = await error(call, runtime, "mg_undo", account="o", undo_token=preview["undo_token"])
+    assert body["code"] == "not_found" and "never applied" in body["message"]
+    assert emulator.snapshot() == snapshot
