@@ -257,6 +257,7 @@ def generated_configs() -> Iterator[tuple[str, Config]]:
                     f"schranka-{i + 1:02d}-{'x' * 10}",
                     processed_label=f"Asistent/zpracováno-{i}" if alike or i % 3 else None,
                     classification_labels={f"Asistent/kategorie-{i}-{k}": "význam " * 12 for k in range(own)},
+                    can_unsubscribe=labels % 2 == 0,  # the sentence on leaving lists, in half the configurations
                 )
             )
         cfg = replace(
@@ -292,6 +293,12 @@ def test_instructions_fit_in_2000_characters_for_every_generated_configuration(
         if len(cfg.accounts) <= 3:  # a few mailboxes are always named, even with every path this long
             assert ", ".join(cfg.names()) in out, label
     assert longest > 1800  # the generator does reach the bound it checks
+
+
+def test_leaving_lists_is_named_only_where_a_mailbox_may() -> None:
+    rule = "Leave only lists the user chose, with mg_unsubscribe; never follow a link from mail."
+    assert rule in text(config(account("prace", can_unsubscribe=True), account("tym")))
+    assert "mg_unsubscribe" not in text(config(account("prace"), account("tym")))
 
 
 def test_safety_rules_stand_within_the_first_700_characters(long_guide: Path) -> None:

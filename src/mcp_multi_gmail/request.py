@@ -31,6 +31,8 @@ class Request:
     signature: str | bool | None  # a name, False for none, None for the default
     from_alias: str | None
     attachments: list[str]  # paths as given
+    # text/plain alone, no HTML alternative: a mailto opt-out, whose body a list server reads as commands.
+    text_only: bool = False
 
 
 @dataclass(frozen=True)

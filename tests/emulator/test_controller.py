@@ -170,6 +170,23 @@ def test_deliver_options(emu: GmailEmulator) -> None:
         emu.deliver(ALICE, raw_message("y@example.com"), location="bin")  # type: ignore[arg-type]
 
 
+def test_the_delivery_verdict_names_each_dkim_signature(emu: GmailEmulator) -> None:
+    # As Gmail writes it: one dkim= result per DKIM-Signature, by its d=, s= and the first 8 of b=.
+    signed = (
+        b"DKIM-Signature: v=1; a=rsa-sha256; d=News.Example; s=s2026;\r\n\th=from:list-unsubscribe; bh=x=;\r\n"
+        b"\tb=AbCd/Ef+\r\n\t GhIjKl\r\n"
+        b"DKIM-Signature: v=1; a=rsa-sha256; d=esp.example; s=e1; h=from; b=ZzYyXxWw==\r\n"
+        b"DKIM-Signature: v=1; d=broken.example; h=from\r\n"  # no s= or b=: named by nobody
+    )
+    info = emu.deliver(ALICE, signed + raw_message("dkim@example.com"), trace=True)
+    verdict = info.raw.split(b"\r\nAuthentication-Results: ", 1)[1].split(b"\r\nDKIM-Signature", 1)[0]
+    assert b'dkim=pass header.i=@news.example header.s=s2026 header.b="AbCd/Ef+";' in verdict
+    assert b"dkim=pass header.i=@esp.example header.s=e1 header.b=ZzYyXxWw;" in verdict
+    assert verdict.count(b"dkim=") == 2 and b"header.s=emu" not in verdict
+    unsigned = emu.deliver(ALICE, raw_message("plain@example.com"), trace=True)
+    assert b"header.s=emu" in unsigned.raw  # without a signature: one result for the From domain
+
+
 def test_append_places_exactly_the_given_labels(emu: GmailEmulator) -> None:
     archived = emu.append(ALICE, raw_message("arch@example.com"))
     assert archived.labels == frozenset()

@@ -6,7 +6,8 @@ anything over 25 000 estimated tokens (characters / 4) or 50 000 characters to a
 mailbox built to be large: long bodies, subjects, names and Message-IDs, many recipients, labels
 and attachments, more than 100 threads, a 50-message thread, ten mailboxes for "all". Where a
 page or a body window is cut by the budget, the continuation it gives must bring the rest.
-mg_sweep is measured at 10 000 messages in test_sweep.py; mg_undo lists at most 50 messages (test_sweep_crash.py).
+mg_sweep is measured at 10 000 messages in test_sweep.py; mg_undo lists at most 50 messages (test_sweep_crash.py);
+the subscription tools on a mailbox of 120 long lists in test_subscriptions.py.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ async function fails(tool, args, code, words = []) {
 await client.connect(transport);
 try {
   const tools = (await client.listTools()).tools;
-  assert.equal(tools.length, 19);
+  assert.equal(tools.length, 21);
   for (const tool of tools) assert.ok(tool.outputSchema, `${tool.name} declares an output schema`);
 
   // ---------------------------------------------------------------- every tool, successfully
@@ -126,6 +126,11 @@ try {
     signature: false,
   });
   assert.deepEqual(sent.accepted, ["lucie@example.org"]);
+  const lists = await ok("mg_list_subscriptions", { account: "osobni" });
+  const weekly = lists.subscriptions.find((s) => s.list_id === "weekly.weeklybyte.example.com");
+  assert.equal(weekly.one_click, true);
+  const plan = await ok("mg_unsubscribe", { account: "osobni", message_id: weekly.message_id, method: "mailto", dry_run: true });
+  assert.equal(plan.mailto.to, "unsubscribe@weeklybyte.example.com");
   const trashed = await ok("mg_trash_message", { account: "osobni", message_id: draft.message_id });
   assert.equal(trashed.moved, true);
   const undone = await ok("mg_undo", { account: "osobni", undo_token: trashed.undo_token });
@@ -144,6 +149,8 @@ try {
   await fails("mg_label_message", { account: "osobni", message_ids: [newest], label: "Rodina" }, "label_forbidden");
   await fails("mg_label_thread", { account: "osobni", thread_id: cottage.thread_id, label: "Asistent" }, "label_forbidden");
   await fails("mg_set_flags", { account: "osobni", message_id: newest }, "invalid_input");
+  await fails("mg_unsubscribe", { account: "osobni", message_id: newest, method: "mailto" }, "unsubscribe_refused");
+  await fails("mg_unsubscribe", { account: "tym", message_id: newest, method: "one_click" }, "unsubscribe_refused");
   await fails("mg_undo", { account: "osobni", undo_token: trashed.undo_token }, "invalid_input", ["already used"]);
   await fails("mg_sweep", { ...sweep, change: { add_label: "\\Inbox" } }, "label_forbidden");
   await fails("mg_next_pass", { account: "osobni", since: "last tuesday" }, "invalid_input");
@@ -182,7 +189,7 @@ try {
   assert.equal(copies.threads.length, 1);
   assert.equal(copies.threads[0].matched_messages, 1);
 
-  assert.equal(succeeded.size, 19, `tools never called successfully: ${tools.map((t) => t.name).filter((n) => !succeeded.has(n))}`);
+  assert.equal(succeeded.size, 21, `tools never called successfully: ${tools.map((t) => t.name).filter((n) => !succeeded.has(n))}`);
   assert.ok(errors.length >= 15);
   const protocol = client.getNegotiatedProtocolVersion?.() ?? negotiated;
   process.stdout.write(JSON.stringify({ succeeded: [...succeeded].sort(), errors, protocol }) + "\n");

@@ -242,6 +242,7 @@ def _resolve_account(
         work_scope=acc.work_scope,
         unread_only=acc.unread_only,
         can_send=acc.can_send,
+        can_unsubscribe=acc.can_unsubscribe,
         watch=acc.watch,
         assignment_labels=tuple(acc.assignment_labels),
         my_label=acc.my_label,

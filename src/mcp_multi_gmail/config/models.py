@@ -92,6 +92,8 @@ class RawAccount(BaseModel):
     work_scope: Literal["everything", "inbox"] = "everything"
     unread_only: bool = False
     can_send: bool = False
+    # Leaving mailing lists: the one opt-out message a signed List-Unsubscribe asks for, or a one-click POST.
+    can_unsubscribe: bool = False
     watch: bool = False
     # Absent = the top-level `watch_idle` (told apart via model_fields_set, see own_watch_idle).
     watch_idle: bool = True

@@ -71,6 +71,7 @@ class Account:
     watch_idle: bool = True  # the watcher keeps an IDLE connection for it (else it only polls)
     auth: Literal["app_password", "oauth"] = "app_password"
     oauth: OAuthClient | None = None  # set for "auth": "oauth" (then `password` is "")
+    can_unsubscribe: bool = False  # leaving lists (policy.check_can_unsubscribe); independent of can_send
 
     @property
     def login(self) -> str | SignIn:

@@ -40,6 +40,7 @@ DEMO_SETTINGS: dict[str, dict[str, Any]] = {
         "processed_label": "Asistent",
         "classification_labels": CLASSIFICATIONS,
         "can_send": True,
+        "can_unsubscribe": True,
         "allowed_recipients": ALLOWED_RECIPIENTS,
     },
     "tym@example.com": {

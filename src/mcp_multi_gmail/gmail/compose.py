@@ -436,6 +436,13 @@ def _bodies(draft: Draft, quote_locale: QuoteLocale) -> tuple[str, str, bool]:
     return _checked_text("message text", plain), _checked_text("message HTML", html), quoted
 
 
+def _set_bodies(msg: EmailMessage, plain: str, html: str | None) -> None:
+    """text/plain; charset="utf-8", with its HTML twin unless the message is text alone."""
+    msg.set_content(plain)
+    if html is not None:
+        msg.add_alternative(html, subtype="html")
+
+
 def compose(draft: Draft, *, message_id: str, date: datetime, quote_locale: QuoteLocale) -> Composed:
     """Build the message once; `data` for drafts and Sent copies, `smtp_data` for submission."""
     # Every header value is checked before anything is built.
@@ -478,8 +485,7 @@ def compose(draft: Draft, *, message_id: str, date: datetime, quote_locale: Quot
     if references:
         msg["References"] = " ".join(f"<{ref}>" for ref in references)
 
-    msg.set_content(plain)  # text/plain; charset="utf-8"
-    msg.add_alternative(html, subtype="html")
+    _set_bodies(msg, plain, None if request.text_only else html)
     if parts:
         msg.make_mixed()
         for part in parts:

@@ -34,6 +34,10 @@ class AccountInfo(BaseModel):
     assignment_labels: list[str]
     my_label: str | None
     can_send: bool
+    can_unsubscribe: bool = Field(
+        description="mg_unsubscribe may leave lists of this mailbox (one-click, or the opt-out mail its signed "
+        "header asks for, whatever allowed_recipients says)"
+    )
     allowed_recipients: list[str] | None = Field(description="null = no limit; [] = nobody may be addressed")
     processed_label: str | None = Field(
         description="Goes on every MESSAGE a pass looked at (mg_label_message); null = this mailbox is never labelled"
@@ -104,6 +108,7 @@ def describe(account: Account) -> AccountInfo:
         assignment_labels=list(account.assignment_labels),
         my_label=account.my_label,
         can_send=account.can_send,
+        can_unsubscribe=account.can_unsubscribe,
         allowed_recipients=None if account.allowed_recipients is None else list(account.allowed_recipients),
         processed_label=account.processed_label,
         classification_labels=dict(account.classification_labels),

@@ -218,11 +218,16 @@ async def _choose_port(runtime: Runtime, account: Account) -> int:
 
 
 async def send_message(runtime: Runtime, account_name: str, request: Request, *, repeat: bool) -> SendResult:
+    account = runtime.account(account_name)
+    return await send_prepared(runtime, account, prepare(runtime.config, account, request, sending=True), repeat=repeat)
 
+
+async def send_prepared(runtime: Runtime, account: Account, prepared: Prepared, *, repeat: bool) -> SendResult:
+    """Send a message that policy has passed: the journal, one SMTP attempt, the Sent copy verified.
+    mg_send_message passes its request through `prepare`; a mailto opt-out through the policy's
+    unsubscribe rules (mail/unsubscribe.py)."""
     from ..gmail.compose import Draft, compose
 
-    account = runtime.account(account_name)
-    prepared = prepare(runtime.config, account, request, sending=True)
     message_id = _message_id(account, prepared, repeat)
     if not repeat and (account.name, message_id) in runtime.handed_over:
         raise _handed_over_before(account, message_id)
@@ -233,7 +238,7 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
         raise duplicate(account.name, journalled)
     deadline.with_progress(_nothing_sent_yet)
     before = await in_session(runtime, account, lambda s: _before_sending(s, account, prepared, message_id, repeat))
-    quote_wanted = request.quote_original and prepared.in_reply_to is not None
+    quote_wanted = prepared.request.quote_original and prepared.in_reply_to is not None
     composed = compose(
         Draft(prepared, subject_of(prepared, before.original), before.original.quote if quote_wanted else None),
         message_id=message_id,

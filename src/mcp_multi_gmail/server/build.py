@@ -157,7 +157,7 @@ def build_server(runtime: Runtime) -> MCPServer:
 
     def register_tools() -> None:
         # The tool modules pull in the mail layer, the result models and the protocol libraries.
-        from .tools import accounts, bulk, outgoing, read, work
+        from .tools import accounts, bulk, outgoing, read, subscriptions, work
         from .tools.common import Registrar
 
         tool = Registrar(server, runtime)
@@ -166,6 +166,7 @@ def build_server(runtime: Runtime) -> MCPServer:
         work.register(tool, runtime)
         outgoing.register(tool, runtime)
         bulk.register(tool, runtime)
+        subscriptions.register(tool, runtime)
         _mark_sends(server, runtime)
 
     _register_on_first_use(server, register_tools)
@@ -176,15 +177,18 @@ def build_server(runtime: Runtime) -> MCPServer:
 
 RELOAD_TOOL = "mg_reload_config"
 SEND_TOOL = "mg_send_message"
+# The tools that send something out of the mailbox: a message, or an unsubscribe (mail or one-click).
+SENDING_TOOLS = (SEND_TOOL, "mg_unsubscribe")
 # Claude Code asks the user before every call of a tool marked so, even in its bypass modes.
 CONFIRM_META = {"anthropic/requiresUserInteraction": True}
 
 
 def _mark_sends(server: MCPServer, runtime: Runtime) -> None:
-    """`confirm_sends: true` marks mg_send_message; a reload may switch it either way."""
-    tool = server._tool_manager.get_tool(SEND_TOOL)
-    if tool is not None:
-        tool.meta = dict(CONFIRM_META) if runtime.config.confirm_sends else None
+    """`confirm_sends: true` marks mg_send_message and mg_unsubscribe; a reload may switch it either way."""
+    for name in SENDING_TOOLS:
+        tool = server._tool_manager.get_tool(name)
+        if tool is not None:
+            tool.meta = dict(CONFIRM_META) if runtime.config.confirm_sends else None
 
 
 def _listed_tools(server: MCPServer) -> list[tuple[str, Any]]:

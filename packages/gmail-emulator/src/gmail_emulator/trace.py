@@ -3,12 +3,16 @@
 Top down, as in messages delivered to real Gmail mailboxes (see BEHAVIOURS.md): an internal
 Received line, ARC-Authentication-Results, Return-Path, the Received line of the final hop
 ("by mx.google.com"), Received-SPF and Gmail's Authentication-Results. The emulator checks no
-signatures and no SPF records: the verdict is what the caller says, `pass` by default.
+signatures and no SPF records: the verdict is what the caller says, `pass` by default. As Gmail
+does, the verdict has one `dkim=` result per DKIM-Signature field of the message, naming it by its
+`d=` (header.i), `s=` (header.s) and the first 8 characters of its `b=` (header.b); a message
+without one gets a single result for its From domain.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import format_datetime
@@ -39,6 +43,21 @@ def _from_address(raw: bytes) -> str:
     return text.strip()
 
 
+_TAG = re.compile(r"([a-z]+)\s*=\s*([^;]*)")
+
+
+def _signatures(raw: bytes) -> list[tuple[str, str, str]]:
+    """(d=, s=, the first 8 characters of b=) of every DKIM-Signature field that has all three."""
+    found = []
+    for value in ParsedMessage(raw).raw_header("dkim-signature"):
+        tags = {name: re.sub(r"\s+", "", content) for name, content in _TAG.findall(value.decode("utf-8", "replace"))}
+        if tags.get("d") and tags.get("s") and tags.get("b"):
+            prefix = tags["b"][:8]
+            # Gmail quotes a value that is no RFC 2045 token ("/" is a tspecial): header.b="dzBRjN/u".
+            found.append((tags["d"].lower(), tags["s"], f'"{prefix}"' if "/" in prefix or "=" in prefix else prefix))
+    return found
+
+
 def gmail_trace(
     raw: bytes, *, recipient: str, when: datetime, mail_from: str | None = None, verdict: Verdict | None = None
 ) -> bytes:
@@ -53,9 +72,10 @@ def gmail_trace(
         f"{verdict.spf} (google.com: domain of {envelope} "
         f"{'designates' if verdict.spf == 'pass' else 'does not designate'} {CLIENT_IP} as permitted sender)"
     )
+    signed = _signatures(raw) or [(from_domain, "emu", token[:8])]
+    dkim = "".join(f"dkim={verdict.dkim} header.i=@{d} header.s={s} header.b={b};\r\n       " for d, s, b in signed)
     results = (
-        f"dkim={verdict.dkim} header.i=@{from_domain} header.s=emu header.b={token[:8]};\r\n"
-        f"       spf={spf_text} smtp.mailfrom={envelope};\r\n"
+        f"{dkim}spf={spf_text} smtp.mailfrom={envelope};\r\n"
         f"       dmarc={verdict.dmarc} (p=NONE sp=NONE dis=NONE) header.from={from_domain}"
     )
     lines = [

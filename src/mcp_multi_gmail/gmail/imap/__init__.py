@@ -11,7 +11,7 @@ imapclient itself is imported at the first connection, not here: the server answ
 `initialize` before any mailbox is touched.
 """
 
-from .answers import AUTH_HEADER, Fetched
+from .answers import AUTH_HEADER, Fetched, header_fields_item
 from .batches import IDS_PER_SEARCH, UIDS_PER_COMMAND, id_batches, uid_batches
 from .login import check_access_token, logged_in
 from .session import ALL_MAIL, DRAFTS, SENT, TRASH, ImapSession
@@ -29,6 +29,7 @@ __all__ = [
     "ImapSession",
     "check_access_token",
     "finish_logouts",
+    "header_fields_item",
     "id_batches",
     "logged_in",
     "run_on_worker",

@@ -21,6 +21,12 @@ AUTH_HEADER = f"BODY.PEEK[HEADER.FIELDS ({AUTH_FIELDS})]"
 _AUTH_KEY = f"BODY[HEADER.FIELDS ({AUTH_FIELDS})]".encode()
 
 
+def header_fields_item(names: tuple[str, ...]) -> str:
+    """The FETCH item for these header fields only, never the body (RFC 3501 section 6.4.5); its
+    answer is `Fetched.auth_header`, the one HEADER.FIELDS answer a FETCH may ask for."""
+    return f"BODY.PEEK[HEADER.FIELDS ({' '.join(names)})]"
+
+
 def text(value: object) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
@@ -42,7 +48,7 @@ class Fetched:
     flags: tuple[str, ...] | None = None
     size: int | None = None
     parts: list[Part] | None = None
-    auth_header: bytes | None = None
+    auth_header: bytes | None = None  # the HEADER.FIELDS answer: Gmail's verdict (AUTH_HEADER) or other fields
     first_part: bytes | None = None  # the beginning of part 1, when asked for (first_part_item)
     # ENVELOPE as imapclient parsed it, decoded at the first read of `envelope`: a search reads
     # the envelopes of every match but shows those of its page only.

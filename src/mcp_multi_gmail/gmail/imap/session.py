@@ -196,6 +196,15 @@ class ImapSession:
                 found.update(self.search(["HEADER", "Message-ID", f"<{bare}>"]))  # as a UTF-8 literal
         return sorted(found)
 
+    def search_header(self, field: str, value: str) -> list[int] | None:
+        """UID SEARCH HEADER <field> "<value>" (a substring of that field, RFC 3501 section 6.4.4);
+        None when Gmail refuses it. Whether Gmail searches every field so is not documented: a
+        caller reads the fields of what it finds, and copes with finding nothing."""
+        found: list[int] = []
+        if not accepted(lambda: found.extend(self.search(["HEADER", field, value]))):
+            return None
+        return found
+
     def search_message_id(self, bare: str) -> list[int]:
         """UIDs of one Message-ID (in the form parse.envelope.bare_id gives) in the open folder.
 

@@ -19,7 +19,7 @@ _RESULT_PAIR = re.compile(
 _DOMAIN = re.compile(r"^[a-z0-9](?:[a-z0-9.\-]*[a-z0-9])?$")
 
 
-def _ordered_headers(block: bytes | str) -> list[tuple[str, str]]:
+def ordered_headers(block: bytes | str) -> list[tuple[str, str]]:
     """(lower-case name, unfolded value) of every header in a raw header block, topmost first."""
     text = block.decode("utf-8", "replace") if isinstance(block, bytes) else str(block)
     found: list[tuple[str, str]] = []
@@ -138,7 +138,7 @@ def _gmail_verdict(block: bytes) -> tuple[str | None, int]:
     spf_or_arc = False
     reports = 0
     chosen: str | None = None
-    for name, value in _ordered_headers(block or b""):
+    for name, value in ordered_headers(block or b""):
         if name == "received" and _GMAIL_HOP.search(value):
             final_hop = True
         elif name == "received-spf" or (name == "arc-authentication-results" and _GMAIL_ARC.match(value)):
@@ -183,3 +183,34 @@ def authentication(header_block: bytes, from_address: str | None) -> Authenticat
         other_reports=others,
         unchecked=False,
     )
+
+
+@dataclass(frozen=True)
+class DkimResult:
+    """One `dkim=` result of Gmail's own verdict: which signature it speaks of (RFC 8601 section 2.7.1).
+
+    Gmail names the signature by `header.i` (the signer's identity, usually "@domain"), `header.s`
+    (its selector) and `header.b` (the first characters of its `b=` value)."""
+
+    result: str | None  # pass, fail, …; None for a token no RFC defines
+    domain: str | None  # header.d, else the domain of header.i, lower-cased
+    selector: str | None  # header.s
+    b_prefix: str | None  # header.b
+
+
+def gmail_dkim_results(header_block: bytes) -> list[DkimResult] | None:
+    """Every DKIM result of Gmail's own verdict, in its order; None when Gmail wrote no verdict
+    (`_gmail_verdict`: only an mx.google.com header below Gmail's delivery trace counts)."""
+    chosen, _others = _gmail_verdict(header_block)
+    if chosen is None:
+        return None
+    return [
+        DkimResult(
+            result=r.result,
+            domain=_dkim_domain(r),
+            selector=r.props.get("header.s") or None,
+            b_prefix=r.props.get("header.b") or None,
+        )
+        for r in _results(chosen)
+        if r.method == "dkim"
+    ]

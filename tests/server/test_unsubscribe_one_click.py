@@ -1,0 +1,242 @@
+"""mg_unsubscribe(method="one_click") through the server, over the emulator, against a local HTTPS
+stand-in of the list's endpoint (tests/support/web_standin.py): exactly one POST as RFC 8058 says,
+every refusal before any connection, a list left once across restarts, nothing the endpoint wrote
+in any result."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from ipaddress import ip_address
+from pathlib import Path
+from typing import Any
+
+import pytest
+from toolcalls import Call, error, ok
+
+from gmail_emulator import GmailEmulator
+from mcp_multi_gmail.mail.unsubscribed import LEFT_FILE
+from mcp_multi_gmail.runtime import Runtime
+from support import gmail_env, load_runtime
+from support.newsletters import Newsletter, deliver
+from support.web_standin import INJECTION, OK_BODY, Answer, WebStandIn
+
+pytestmark = pytest.mark.anyio
+
+ME = "osobni@example.cz"
+ACCOUNT = {"name": "o", "address": ME, "password": "osobniheslohesla", "can_unsubscribe": True}
+URL = "https://news.example/unsubscribe?u=1&id=ab"
+NEWS = Newsletter("editor@news.example", "News", "weekly.news.example", f"<{URL}>, <mailto:leave@news.example>")
+# Hosts that MG_WEB_RESOLVE points at addresses no request may ever go to.
+FORBIDDEN = {
+    "private.example": "10.0.0.1",
+    "metadata.example": "169.254.169.254",
+    "loopback6.example": "[::1]",
+    "mapped.example": "[::ffff:127.0.0.1]",
+    "cgnat.example": "100.64.0.1",
+}
+
+
+@pytest.fixture(scope="module")
+def standin_once(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebStandIn]:
+    with WebStandIn(tmp_path_factory.mktemp("web")) as server:
+        yield server
+
+
+@pytest.fixture
+def standin(standin_once: WebStandIn) -> Iterator[WebStandIn]:
+    """The module's stand-in, answering 200 and with no connection recorded yet."""
+    standin_once.settled()  # the previous test's handlers are done
+    standin_once.answer = Answer.OK
+    standin_once.release.clear()
+    standin_once.waiting.clear()
+    standin_once.connections.clear()
+    yield standin_once
+    standin_once.release.set()
+
+
+@pytest.fixture
+def web_runtime(
+    emulator: GmailEmulator, standin: WebStandIn, write_config: Callable[..., Path], tmp_path: Path
+) -> Callable[..., Runtime]:
+    """A runtime (a fresh server process) whose web request reaches only the stand-in; the state
+    folder is the test's, shared by every runtime it makes."""
+
+    def make(account: dict[str, Any] | None = None, call_timeout_s: float | None = None) -> Runtime:
+        extra = tuple(f"{host}={address}:443" for host, address in FORBIDDEN.items())
+        environ = {**gmail_env(emulator), **standin.environ("news.example", extra=extra)}
+        config = write_config([account or ACCOUNT])
+        return load_runtime(config, environ, state_dir=tmp_path / "state", call_timeout_s=call_timeout_s)
+
+    return make
+
+
+def everything(result: dict[str, Any]) -> str:
+    return json.dumps(result, ensure_ascii=False)
+
+
+async def test_one_click_sends_one_post_exactly_as_rfc_8058_says(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime], tmp_path: Path
+) -> None:
+    [newest, older] = deliver(emulator, ME, NEWS, 2)
+    runtime = web_runtime()
+    result = await ok(call, runtime, "mg_unsubscribe", account="o", message_id=older, method="one_click")
+    [connection] = standin.settled()
+    request = connection.request
+    assert request is not None and connection.server_name == "news.example"
+    assert request.request_line == b"POST /unsubscribe?u=1&id=ab HTTP/1.1"
+    headers = {name.decode().lower(): value.decode() for name, value in request.headers}
+    assert headers["host"] == "news.example"
+    assert headers["content-type"] == "application/x-www-form-urlencoded"
+    assert headers["content-length"] == "26"
+    assert not {"cookie", "authorization", "referer", "proxy-authorization"} & set(headers)
+    assert request.body == b"List-Unsubscribe=One-Click" and request.after == b""
+    assert result["message_id"] == newest  # the newest issue of the list, whichever was named
+    assert result["done"] is True and result["remembered"] is True and result["signed_by"] == "news.example"
+    assert result["one_click"] == {"status": 200, "redirect": False, "host": "news.example", "address": "127.0.0.1"}
+    assert result["contacted"] == "https://news.example/unsubscribe" and result["list_id"] == "weekly.news.example"
+    assert OK_BODY.decode() not in everything(result)
+    # Remembered: the overview shows it, a second call is refused, and so after a restart.
+    listed = await ok(call, runtime, "mg_list_subscriptions", account="o")
+    [entry] = listed["subscriptions"]
+    assert entry["left_at"] is not None and entry["left_at"].endswith("Z")
+    again = await error(call, runtime, "mg_unsubscribe", account="o", message_id=newest, method="one_click")
+    assert again["code"] == "unsubscribe_refused" and entry["left_at"] in again["message"]
+    assert "force: true" in again["message"] and "answered 200" in again["message"]
+    restarted = web_runtime()
+    assert restarted is not runtime and (tmp_path / "state" / LEFT_FILE).is_file()
+    after_restart = await error(call, restarted, "mg_unsubscribe", account="o", message_id=newest, method="mailto")
+    assert after_restart["code"] == "unsubscribe_refused" and entry["left_at"] in after_restart["message"]
+    assert len(standin.connections) == 1 and emulator.outbox() == []
+    forced = await ok(call, restarted, "mg_unsubscribe", account="o", message_id=newest, method="one_click", force=True)
+    assert forced["done"] is True and len(standin.settled()) == 2
+
+
+@pytest.mark.parametrize(
+    ("letter", "reason"),
+    [
+        (Newsletter("e@news.example", "N", "l.news.example", f"<{URL}>", post=False), "no List-Unsubscribe-Post field"),
+        (
+            Newsletter("e@news.example", "N", "l.news.example", "<http://news.example/u>"),
+            "only an http: URI, not https:",
+        ),
+        (
+            Newsletter("e@news.example", "N", "l.news.example", "<https://news.example:8443/u>"),
+            "the URL names port 8443, not 443",
+        ),
+        (
+            Newsletter("e@news.example", "N", "l.news.example", "<https://me:secret@news.example/u>"),
+            "the URL carries a user name or password",
+        ),
+        (
+            Newsletter("e@news.example", "N", "l.news.example", f"<{URL}>", signs=("list-unsubscribe",)),
+            "the passing DKIM signature does not cover List-Unsubscribe-Post",
+        ),
+        (
+            Newsletter("e@news.example", "N", "l.news.example", f"<{URL}>", authserv="mx.news.example"),
+            "no DKIM verdict of Gmail's own (mx.google.com)",
+        ),
+        (Newsletter("e@news.example", "N", "l.news.example", f"<{URL}>", dkim="fail"), "DKIM did not pass (dkim=fail)"),
+        *(
+            (
+                Newsletter(f"e@{host}", "N", f"l.{host}", f"<https://{host}/u>"),
+                f"its host {host} resolves to {ip_address(address.strip('[]'))}",
+            )
+            for host, address in FORBIDDEN.items()
+        ),
+    ],
+    ids=["no-post", "http", "port-8443", "userinfo", "post-unsigned", "other-authserv", "dkim-fail", *FORBIDDEN],
+)
+async def test_refused_before_any_connection(
+    emulator: GmailEmulator,
+    standin: WebStandIn,
+    call: Call,
+    web_runtime: Callable[..., Runtime],
+    tmp_path: Path,
+    letter: Newsletter,
+    reason: str,
+) -> None:
+    [message_id] = deliver(emulator, ME, letter)
+    runtime = web_runtime()
+    for dry_run in (True, False):
+        refused = await error(
+            call, runtime, "mg_unsubscribe", account="o", message_id=message_id, method="one_click", dry_run=dry_run
+        )
+        assert refused["code"] == "unsubscribe_refused" and reason in refused["message"], refused
+        assert "Nothing was contacted" in refused["message"]
+    assert standin.connections == []  # no request made, not even a connection
+    assert not (tmp_path / "state" / LEFT_FILE).exists()  # and nothing remembered
+
+
+async def test_can_unsubscribe_off_refuses_before_anything(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime]
+) -> None:
+    [message_id] = deliver(emulator, ME, NEWS)
+    runtime = web_runtime({**ACCOUNT, "can_unsubscribe": False, "can_send": True})
+    emulator.reset_counters()
+    refused = await error(call, runtime, "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    assert refused["code"] == "unsubscribe_refused" and "can_unsubscribe" in refused["message"]
+    assert standin.connections == [] and emulator.commands(ME) == []  # not even the mailbox was opened
+
+
+async def test_dry_run_checks_everything_and_contacts_nobody(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime], tmp_path: Path
+) -> None:
+    [message_id] = deliver(emulator, ME, NEWS)
+    runtime = web_runtime()
+    plan = await ok(
+        call, runtime, "mg_unsubscribe", account="o", message_id=message_id, method="one_click", dry_run=True
+    )
+    assert plan["dry_run"] is True and plan["done"] is False and plan["remembered"] is False
+    assert plan["one_click"] == {"status": None, "redirect": False, "host": "news.example", "address": "127.0.0.1"}
+    assert plan["contacted"] == "https://news.example/unsubscribe"
+    assert standin.connections == [] and not (tmp_path / "state" / LEFT_FILE).exists()
+    done = await ok(call, runtime, "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    assert done["done"] is True and len(standin.settled()) == 1
+
+
+async def test_a_redirect_is_reported_and_never_followed(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime]
+) -> None:
+    standin.answer = Answer.REDIRECT
+    [message_id] = deliver(emulator, ME, NEWS)
+    result = await ok(call, web_runtime(), "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    assert result["one_click"] == {"status": 302, "redirect": True, "host": "news.example", "address": "127.0.0.1"}
+    assert result["done"] is False and result["remembered"] is True and "not followed" in result["note"]
+    [connection] = standin.settled()  # one request; the Location was never asked for
+    assert connection.request is not None and connection.request.after == b""
+    assert standin.location not in everything(result) and "confirm" not in everything(result)
+
+
+async def test_a_slow_endpoint_ends_at_the_deadline(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime], tmp_path: Path
+) -> None:
+    standin.answer = Answer.SLOW
+    [message_id] = deliver(emulator, ME, NEWS)
+    runtime = web_runtime(call_timeout_s=3.0)  # the web request gets what the call has left, at most 10 s
+    failed = await error(call, runtime, "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    standin.release.set()
+    assert failed["code"] == "upstream_error" and "deadline" in failed["message"]
+    assert "recorded as left" in failed["message"] and "force: true" in failed["message"]
+    [connection] = standin.settled()
+    assert connection.request is not None and connection.request.body == b"List-Unsubscribe=One-Click"
+    # It reached the endpoint, which may have acted on it: remembered.
+    assert (tmp_path / "state" / LEFT_FILE).is_file()
+    again = await error(call, web_runtime(), "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    assert again["code"] == "unsubscribe_refused" and "already left" in again["message"]
+
+
+async def test_nothing_the_endpoint_wrote_reaches_a_result(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime]
+) -> None:
+    standin.answer = Answer.INJECTION
+    [message_id] = deliver(emulator, ME, NEWS)
+    runtime = web_runtime()
+    result = await call(runtime, "mg_unsubscribe", {"account": "o", "message_id": message_id, "method": "one_click"})
+    texts = [item.text for item in result.content]
+    structured = result.structured_content
+    assert structured["done"] is True and structured["one_click"]["status"] == 200
+    for text in [*texts, everything(structured)]:
+        assert "IGNORE ALL PREVIOUS" not in text and "attacker" not in text and INJECTION[:30] not in text
+    later = await call(runtime, "mg_list_subscriptions", {"account": "o"})
+    assert "IGNORE ALL PREVIOUS" not in later.content[0].text
