@@ -146,7 +146,7 @@ def test_mailto_needs_no_post_field_and_no_https() -> None:
         uris=("http://lists.example/mailman/options/x", "mailto:x-request@lists.example?subject=unsubscribe"),
         post_fields=0,
         one_click_post=False,
-        matched=(ONLY_LIST_UNSUBSCRIBE,),
+        matched=(replace(ONLY_LIST_UNSUBSCRIBE, domain="lists.example"),),
     )
     assert policy.why_not_one_click(mailman) == "only an http: URI, not https:"
     assert policy.check_mailto("o", mailman).address == "x-request@lists.example"
@@ -189,8 +189,61 @@ def test_mailto_refusals(change: dict[str, object], reason: str) -> None:
 
 
 def test_mailto_limits_are_inclusive() -> None:
-    longest = replace(GOOD, uris=("mailto:a@x.example?subject=" + "s" * 998 + "&body=" + "b" * 10_000,))
+    longest = replace(GOOD, uris=("mailto:a@news.example?subject=" + "s" * 998 + "&body=" + "b" * 10_000,))
     opt_out = policy.check_mailto("o", longest)
     assert len(opt_out.subject) == 998 and len(opt_out.body) == 10_000
-    tab = replace(GOOD, uris=("mailto:a@x.example?subject=a%09b&body=x%09y",))
-    assert policy.check_mailto("o", tab) == policy.OptOut("a@x.example", "a\tb", "x\ty")
+    tab = replace(GOOD, uris=("mailto:a@news.example?subject=a%09b&body=x%09y",))
+    assert policy.check_mailto("o", tab) == policy.OptOut("a@news.example", "a\tb", "x\ty")
+
+
+# A hostile sender can sign its own header: the signature proves who wrote the mailto, not that the
+# address is theirs. The opt-out goes only to the signer's domain or below it, never to a third party.
+@pytest.mark.parametrize(
+    "address",
+    ["leave@news.example", "leave@NEWS.example", "x-request@lists.news.example", "a@b.c.news.example"],
+)
+def test_mailto_to_the_signing_domain_or_below_it_is_allowed(address: str) -> None:
+    facts = replace(GOOD, uris=(f"mailto:{address}?subject=unsubscribe",))
+    assert policy.why_not_mailto(facts) is None
+    assert policy.check_mailto("o", facts).address == address
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "boss@company.example",  # a third party, with the hostile sender's own subject and body
+        "leave@example",  # the signer's parent domain
+        "leave@badnews.example",  # ends with the signer's name, but not on a label boundary
+        "leave@news.example.evil",  # starts with it
+    ],
+)
+def test_mailto_outside_the_signing_domain_is_refused(address: str) -> None:
+    facts = replace(GOOD, uris=(f"mailto:{address}?subject=I%20quit&body=see%20attached",))
+    reason = "the mailto: address is outside the domain that signed the header (news.example)"
+    assert policy.why_not_mailto(facts) == reason
+    error = refused(policy.check_mailto, "o", facts)
+    assert (
+        error.code == "unsubscribe_refused" and f": {reason}." in error.message and "Nothing was sent" in error.message
+    )
+
+
+def test_mailto_may_go_to_any_passing_signer_that_covers_the_field() -> None:
+    # Mailchimp-like: the customer's domain and the sending service both sign; the address is the service's.
+    customer = replace(BOTH, domain="shop.example")
+    service = replace(ONLY_LIST_UNSUBSCRIBE, domain="mcsv.example")
+    facts = replace(GOOD, uris=("mailto:unsubscribe-1@mailin.mcsv.example",), matched=(customer, service))
+    assert policy.check_mailto("o", facts).address == "unsubscribe-1@mailin.mcsv.example"
+    # A signer that does not cover List-Unsubscribe vouches for nothing here.
+    uncovering = replace(ONLY_POST, domain="mcsv.example")
+    only_post = replace(facts, matched=(customer, uncovering))
+    assert policy.why_not_mailto(only_post) == (
+        "the mailto: address is outside the domain that signed the header (shop.example)"
+    )
+
+
+def test_mailto_refusal_names_every_signer() -> None:
+    two = (replace(BOTH, domain="b.example"), replace(ONLY_LIST_UNSUBSCRIBE, domain="a.example"))
+    facts = replace(GOOD, uris=("mailto:leave@c.example",), matched=two)
+    assert policy.why_not_mailto(facts) == (
+        "the mailto: address is outside the domain that signed the header (a.example, b.example)"
+    )

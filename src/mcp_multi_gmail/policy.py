@@ -493,14 +493,18 @@ def _opt_out_problem(facts: ListFacts) -> str | None:
         return "the mailto: subject is not one short header line"
     if not _fits(parsed.body, MAX_OPT_OUT_BODY, ("\r", "\n")):  # a body may have lines
         return "the mailto: body holds control characters or is too long"
+    # A signature vouches for the text, not for whose the address is (a hostile sender may sign a
+    # mailto to anyone): only to a signer's own domain, or below it. Unsigned: _signing_problem says so.
+    signers = sorted(facts.signers(LIST_UNSUBSCRIBE))
+    domain = parsed.addresses[0].strip().rpartition("@")[2].lower()
+    if signers and not any(domain == d or domain.endswith("." + d) for d in signers):
+        return f"the mailto: address is outside the domain that signed the header ({', '.join(signers)})"
     return None
 
 
 def _fits(text: str | None, limit: int, allowed: tuple[str, ...]) -> bool:
     """A field the URL names (or leaves out): at most `limit` characters, no control character but `allowed`."""
-    if text is None:
-        return True
-    return len(text) <= limit and not any(is_header_breaking(ch) and ch not in allowed for ch in text)
+    return text is None or (len(text) <= limit and not any(is_header_breaking(ch) and ch not in allowed for ch in text))
 
 
 def why_not_mailto(facts: ListFacts) -> str | None:

@@ -240,3 +240,31 @@ async def test_nothing_the_endpoint_wrote_reaches_a_result(
         assert "IGNORE ALL PREVIOUS" not in text and "attacker" not in text and INJECTION[:30] not in text
     later = await call(runtime, "mg_list_subscriptions", {"account": "o"})
     assert "IGNORE ALL PREVIOUS" not in later.content[0].text
+
+
+async def test_a_forged_issue_of_the_list_signed_by_another_domain_redirects_nothing(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime], tmp_path: Path
+) -> None:
+    """Anyone can write a List-Id and sign their own mail. A newer "issue" of the list from another
+    signer, with its own URL and a mailto to a third party, is not taken for the list's newest: the
+    unsubscribe still goes where the named message's signer said, and the forgery's own opt-out, to an
+    address outside its signer's domain, is refused."""
+    [legit] = deliver(emulator, ME, NEWS, first_day=3)
+    forged = Newsletter(
+        "editor@evil.example",
+        "News",
+        "weekly.news.example",  # the same List-Id, signed (and passed by Gmail) for evil.example
+        "<https://evil.example/collect?who=you>, <mailto:boss@company.example?subject=I%20quit&body=bye>",
+    )
+    [newer] = deliver(emulator, ME, forged, first_day=1)
+    runtime = web_runtime()
+    result = await ok(call, runtime, "mg_unsubscribe", account="o", message_id=legit, method="one_click")
+    assert result["message_id"] == legit and result["signed_by"] == "news.example"
+    assert result["contacted"] == "https://news.example/unsubscribe" and result["done"] is True
+    [connection] = standin.settled()
+    assert connection.request is not None and connection.request.request_line.startswith(b"POST /unsubscribe?")
+    # Named directly, the forgery's mailto would write to a third party in the user's name: refused.
+    refused = await error(call, runtime, "mg_unsubscribe", account="o", message_id=newer, method="mailto")
+    assert refused["code"] == "unsubscribe_refused"
+    assert "outside the domain that signed the header (evil.example)" in refused["message"]
+    assert emulator.outbox() == [] and len(standin.connections) == 1

@@ -82,13 +82,14 @@ class SubscriptionsResult(BaseModel):
 
 @dataclass
 class Group:
-    """A list's messages among those read: how many, the newest (which orders the lists), and the
-    newest that carries List-Unsubscribe (the one an unsubscribe acts on)."""
+    """A list's messages among those read: how many, the newest (which orders the lists), and those
+    that carry List-Unsubscribe (`offer`, the newest of them: the one the overview shows)."""
 
     count: int = 0
     newest: Fetched | None = None
     key: Key | None = None
     offer: Fetched | None = None
+    offers: list[Fetched] = field(default_factory=list)
 
     @property
     def shown(self) -> Fetched | None:
@@ -104,7 +105,7 @@ class _Scan:
     more: bool = False
 
 
-def _order(item: Fetched) -> tuple[datetime, int]:
+def order(item: Fetched) -> tuple[datetime, int]:
     return (item.internaldate or datetime.min.replace(tzinfo=UTC), item.uid)
 
 
@@ -118,11 +119,13 @@ def group_messages(session: ImapSession, uids: list[int], account: Account) -> d
             continue
         entry = groups.setdefault(group, Group())
         entry.count += 1
-        if entry.newest is None or _order(item) > _order(entry.newest):
+        if entry.newest is None or order(item) > order(entry.newest):
             entry.newest = item
             entry.key = key_of(item.internaldate, item.uid, account.name)
-        if facts.unsubscribe_fields and (entry.offer is None or _order(item) > _order(entry.offer)):
-            entry.offer = item
+        if facts.unsubscribe_fields:
+            entry.offers.append(item)
+            if entry.offer is None or order(item) > order(entry.offer):
+                entry.offer = item
     return groups
 
 

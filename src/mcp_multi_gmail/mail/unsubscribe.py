@@ -26,7 +26,7 @@ from ..errors import MailError
 from ..gmail import web
 from ..gmail.imap import ALL_MAIL, ImapSession
 from ..gmail.parse.envelope import EnvelopeInfo
-from ..gmail.parse.listheaders import ListFacts, list_facts
+from ..gmail.parse.listheaders import LIST_UNSUBSCRIBE, ListFacts, list_facts
 from ..headers import address_problem
 from ..request import Prepared, Request
 from ..runtime import Runtime
@@ -34,13 +34,15 @@ from . import budget, inputs
 from .read import disappeared, find_message
 from .send import SentCopy, send_prepared
 from .session import in_session
-from .subscriptions import group_messages, read_decision_fields
+from .subscriptions import group_messages, order, read_decision_fields
 from .summary import iso
 from .unsubscribed import Left, LeftLists
 
 Method = Literal["one_click", "mailto"]
 # The newest candidates of a list read to find its newest message.
 MAX_CANDIDATES = 1_000
+# The newer messages of the list whose signatures are read, newest first, for one its signer signed.
+SIGNED_CANDIDATES = 20
 # The web request ends this long before the call's deadline, so the answer is back in time.
 DEADLINE_MARGIN_S = 0.5
 
@@ -99,21 +101,26 @@ def _candidates(session: ImapSession, facts: ListFacts) -> list[int]:
 
 
 def _newest_of_list(session: ImapSession, account: Account, bare: str) -> _Chosen:
+    """The newest message of the named one's list whose List-Unsubscribe a signer of the named one's
+    signed too. Anyone can write a List-Id, and sign their own mail: a newer message of another
+    signer is not taken for the list's, or a hostile mail could redirect the user's unsubscribe. An
+    unsigned named message stands alone (and policy refuses it)."""
     session.open(ALL_MAIL)
     uid, _copies = find_message(session, account, bare)
     given = read_decision_fields(session, [uid]).get(uid)
     if given is None:
         raise disappeared(bare, account)
     facts = list_facts(given.auth_header or b"")
-    chosen = given
-    if facts.group is not None:
+    signers = facts.signers(LIST_UNSUBSCRIBE)
+    if facts.group is not None and signers:
         group = group_messages(session, sorted({*_candidates(session, facts), uid}), account).get(facts.group)
-        offer = group.offer if group is not None else None
-        if offer is not None and offer.uid != uid:
-            chosen = read_decision_fields(session, [offer.uid]).get(offer.uid) or given
-    if chosen is not given:
-        facts = list_facts(chosen.auth_header or b"")
-    return _Chosen(chosen.uid, chosen.envelope, chosen.internaldate, facts)
+        newer = sorted((m for m in group.offers if order(m) > order(given)), key=order) if group else []
+        read = read_decision_fields(session, [m.uid for m in newer[-SIGNED_CANDIDATES:]]) if newer else {}
+        for item in sorted(read.values(), key=order, reverse=True):
+            found = list_facts(item.auth_header or b"")
+            if found.signers(LIST_UNSUBSCRIBE) & signers:
+                return _Chosen(item.uid, item.envelope, item.internaldate, found)
+    return _Chosen(given.uid, given.envelope, given.internaldate, facts)
 
 
 def _target(url: str) -> str:

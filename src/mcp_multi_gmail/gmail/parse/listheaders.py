@@ -197,6 +197,13 @@ class ListFacts:
                 return sig
         return None
 
+    def signers(self, *fields: str) -> frozenset[str]:
+        """The domains of every passing signature that covers every instance of each field."""
+        counts = {LIST_UNSUBSCRIBE: self.unsubscribe_fields, LIST_UNSUBSCRIBE_POST: self.post_fields}
+        return frozenset(
+            sig.domain for sig in self.matched if all(sig.covers(name, counts.get(name, 1)) for name in fields)
+        )
+
     def first(self, scheme: str) -> str | None:
         """The first URI of the field with this scheme, given in lower case (schemes are
         case-insensitive, RFC 3986 section 3.1): the sender's preferred one."""
