@@ -413,6 +413,7 @@ def test_operations_guide_covers_the_daily_rules() -> None:
         "platí i po štítkování",  # page tokens are cursors
         "html_as_text",
         "hidden_text_chars",
+        "hlas jeho `total`",  # what a result left out: the true total from `cut` (issue 33)
         "unchecked: true",
         "quote_original: false",
         "signature: false",

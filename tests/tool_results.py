@@ -36,8 +36,26 @@ def error_body(result: Any) -> dict[str, Any]:
     return error
 
 
+CUT_ENTRY = ["field", "shown", "total", "how_to_get_the_rest"]
+
+
+def check_cut_published(tool: str, output_schema: dict[str, Any]) -> None:
+    """Every tool's result says what it left out: `cut`, its last property, a list of entries of
+    the one shape (mail/budget.py, Cut), so a tool added later cannot forget it."""
+    properties = output_schema.get("properties", {})
+    assert "cut" in properties, f"{tool}: the outputSchema has no `cut`"
+    assert list(properties)[-1] == "cut", f"{tool}: `cut` is not the last property of the outputSchema"
+    assert "cut" not in output_schema.get("required", []), f"{tool}: `cut` must default to []"
+    items = properties["cut"]["items"]
+    if "$ref" in items:
+        items = output_schema["$defs"][items["$ref"].rpartition("/")[2]]
+    assert list(items["properties"]) == CUT_ENTRY and items["required"] == CUT_ENTRY, (tool, items)
+
+
 def check_result(tool: str, result: Any, output_schema: dict[str, Any] | None) -> None:
     """Fail unless `result` has one of the two shapes above."""
+    if output_schema is not None:
+        check_cut_published(tool, output_schema)
     if result.is_error:
         error_body(result)
         return

@@ -20,6 +20,7 @@ from toolcalls import Call, error
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
 from mcp_multi_gmail.server.schema import standard_schema
+from tool_results import check_cut_published
 
 pytestmark = pytest.mark.anyio
 
@@ -79,6 +80,14 @@ async def test_every_published_schema_is_json_schema_2020_12_with_standard_keywo
             for where, sub in subschemas(schema, label):
                 unknown = set(sub) - KEYWORDS
                 assert not unknown, f"{where}: keywords JSON Schema does not know: {sorted(unknown)}"
+
+
+async def test_every_output_schema_ends_with_cut(demo: Runtime) -> None:
+    """What a result left out (issue 33): every tool, including any added later, publishes `cut`."""
+    tools = await _tools(demo)
+    for tool in tools:
+        assert tool.output_schema is not None, tool.name
+        check_cut_published(tool.name, tool.output_schema)
 
 
 async def test_every_integer_bound_is_published_as_minimum_and_maximum(demo: Runtime) -> None:

@@ -27,6 +27,7 @@ from mcp.types import TextContent
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.gmail.imap import finish_logouts
+from mcp_multi_gmail.mail import budget
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
 from support import gmail_env, load_runtime
@@ -223,6 +224,28 @@ def compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def check_cuts(tool: str, result: dict[str, Any]) -> None:
+    """Every `cut` entry names a list or string of this result that holds `shown` of `total`."""
+    for entry in result["cut"]:
+        assert 0 <= entry["shown"] < entry["total"], (tool, entry)
+        assert entry["how_to_get_the_rest"], entry
+        if "*" in entry["field"]:
+            continue  # the entries of one list in many items, added up
+        value: Any = result
+        for part in entry["field"].split("."):
+            value = value[int(part)] if isinstance(value, list) else value[part]
+        if isinstance(value, list):
+            assert len(value) == entry["shown"], (tool, entry)
+        else:
+            assert entry["shown"] in (len(value), len(value) - len(budget.CUT_MARK)), (tool, entry, len(value))
+
+
+def cut_of(result: dict[str, Any], field: str) -> dict[str, Any]:
+    entries: list[dict[str, Any]] = [e for e in result["cut"] if e["field"] == field]
+    [entry] = entries
+    return entry
+
+
 def maximum(schema: dict[str, Any], argument: str) -> int:
     spec = schema["properties"][argument]
     value = spec.get("maximum", spec.get("le"))
@@ -251,6 +274,7 @@ class Session:
             data: dict[str, Any] = json.loads(what)
             return data
         content: dict[str, Any] = result.structured_content
+        check_cuts(tool, content)
         return content
 
     def most(self, tool: str, argument: str) -> int:
@@ -289,6 +313,9 @@ async def test_search_pages_fit_and_continue(mg: Session) -> None:
         seen.extend(t["thread_id"] for t in page["threads"])
         token = page["next_page_token"]
         assert page["page_budget_exhausted"] is True and token is not None and len(page["threads"]) < most
+        entry = cut_of(page, "threads")
+        assert (entry["shown"], entry["total"]) == (len(page["threads"]), page["total_threads"])
+        assert "mg_search_threads with page_token" in entry["how_to_get_the_rest"]
     assert len(seen) == len(set(seen)) and page["total_threads"] > most
     everywhere = await mg.call("mg_search_threads", account="all", query="Rozpočet", max_results=most)
     assert len(everywhere["failures"]) == 9 and everywhere["searched"] == [NAME]
@@ -307,6 +334,8 @@ async def test_pass_pages_fit_and_continue(mg: Session) -> None:
         seen.extend(t["thread_id"] for t in page["threads"])
         token = page["next_page_token"]
         assert page["page_budget_exhausted"] is True and token is not None
+        entry = cut_of(page, "threads")
+        assert (entry["shown"], entry["total"]) == (len(page["threads"]), page["total_threads"])
     assert len(seen) == len(set(seen)) and page["total_threads"] > most
     everywhere = await mg.call("mg_next_pass", account="all", since=today, max_threads=most)
     assert len(everywhere["failures"]) == 9 and everywhere["window_clear"] is False
@@ -328,6 +357,11 @@ async def test_long_thread_pages_its_messages(mg: Session, big: Big) -> None:
             # A body is whole, or cut where the window or the budget ends: then it says so.
             assert message["body_truncated"] is (len(message["body"]) < message["body_total_length"])
         token = page.get("next_page_token")
+        if page["page_budget_exhausted"]:
+            assert (cut_of(page, "messages")["shown"], cut_of(page, "messages")["total"]) == (
+                len(page["messages"]),
+                LONG_THREAD,
+            )
         if token is None:
             break
     assert len(seen) == len(set(seen)) == LONG_THREAD
@@ -341,17 +375,22 @@ async def test_wide_message_and_its_thread(mg: Session, big: Big) -> None:
     message = await mg.call("mg_get_message", account=NAME, message_id=wide, max_body_length=most)
     assert message["body"]
     # The continuation brings the rest of the body, window after window.
-    offset, read = 0, ""
+    offset, read, exhausted = 0, "", 0
     for _ in range(20):
         window = await mg.call(
             "mg_get_message", account=NAME, message_id=wide, body_offset=offset, max_body_length=most
         )
         assert window["body_offset"] == offset
+        if window["body_budget_exhausted"]:  # the budget ended the window: `cut` says where to read on
+            exhausted += 1
+            entry = cut_of(window, "body")
+            assert entry["total"] == window["body_total_length"]
+            assert f"body_offset={offset + len(window['body'])} reads on" in entry["how_to_get_the_rest"]
         read += window["body"]
         offset += len(window["body"])
         if not window["body_truncated"]:
             break
-    assert read == body_text(120_000)
+    assert read == body_text(120_000) and exhausted > 0
     html = await mg.call(
         "mg_get_message", account=NAME, message_id=message_id("html"), max_body_length=most, raw_html=True
     )
@@ -364,6 +403,11 @@ async def test_wide_message_and_its_thread(mg: Session, big: Big) -> None:
         max_body_length=mg.most("mg_get_thread", "max_body_length"),
     )
     assert thread["message_count"] == 1
+    # One message too large alone: its body window ends where the budget does, and says where to read on.
+    [only] = thread["messages"]
+    assert thread["body_budget_exhausted"] is True and only["body_truncated"] is True
+    entry = cut_of(thread, "messages.0.body")
+    assert f"message_id={wide} and body_offset={len(only['body'])} reads on" in entry["how_to_get_the_rest"]
 
 
 async def test_labels_drafts_attachment(mg: Session) -> None:
@@ -376,6 +420,7 @@ async def test_labels_drafts_attachment(mg: Session) -> None:
         if not page["next_page_token"]:
             break
         assert page["page_budget_exhausted"] is True
+        assert cut_of(page, "labels")["total"] == page["total_labels"]
     assert set(USER_LABELS) <= set(names) and len(names) == len(set(names)) == page["total_labels"]
     most = mg.most("mg_list_drafts", "max_results")
     drafts: list[str] = []
@@ -385,6 +430,7 @@ async def test_labels_drafts_attachment(mg: Session) -> None:
         page = await mg.call("mg_list_drafts", account=NAME, max_results=most, **token)
         drafts.extend(d["message_id"] for d in page["drafts"])
         assert page["page_budget_exhausted"] is True and page["next_page_token"]
+        assert (cut_of(page, "drafts")["shown"], cut_of(page, "drafts")["total"]) == (len(page["drafts"]), 100)
     assert len(drafts) == len(set(drafts)) and page["total_drafts"] == 100
     saved = await mg.call("mg_get_attachment", account=NAME, message_id=message_id("siroka"), attachment_id="2")
     assert Path(saved["path"]).is_file()
@@ -420,6 +466,8 @@ async def test_label_tools(mg: Session, big: Big) -> None:
     again = await mg.call("mg_label_message", account=NAME, message_ids=big.message_ids, label=PROCESSED)
     assert again["succeeded"] == len(big.message_ids) == len(again["messages"]) + again["messages_omitted"]
     assert again["messages_omitted"] > 0 and {m["outcome"] for m in again["messages"]} == {"already"}
+    omitted = cut_of(again, "messages")
+    assert (omitted["shown"], omitted["total"]) == (len(again["messages"]), len(big.message_ids))
     unlabelled = await mg.call("mg_unlabel_message", account=NAME, message_ids=ids, label=PROCESSED)
     assert unlabelled["succeeded"] == len(big.message_ids)
     threads = big.thread_ids[:50] + [str(10**18 + i) for i in range(100 - len(big.thread_ids[:50]))]

@@ -75,6 +75,7 @@ class ListAccountsResult(BaseModel):
         default_factory=list, description="Start-up warnings (Czech), the lines stderr shows after POZOR:"
     )
     confirm_sends: bool = Field(default=False, description="True: the client asks the user before every send")
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 class ReloadResult(BaseModel):
@@ -92,6 +93,7 @@ class ReloadResult(BaseModel):
         description="Only when this reload ended repair mode or changed them: the server instructions for "
         "the loaded configuration (they replace the ones given at start). Follow them.",
     )
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 def describe(account: Account) -> AccountInfo:
@@ -191,9 +193,12 @@ def _cap(text: str | None, limit: int) -> str | None:
 def _fit(result: ListAccountsResult) -> ListAccountsResult:
     """Within the result budget: the label meanings and alias purposes (the only long free texts
     here) are cut to one common length, ending in CUT_MARK, rather than the last resort leaving
-    whole mailboxes out of the list, which the instructions send the assistant to for them."""
+    whole mailboxes out of the list, which the instructions send the assistant to for them. `cut`
+    says so in one entry per kind, with their characters added up."""
     if budget.size(result) <= budget.RESULT_BUDGET:
         return result
+    meanings = [m for info in result.accounts for m in info.classification_labels.values()]
+    purposes = [a.purpose for info in result.accounts for a in info.aliases if a.purpose]
 
     def capped(limit: int) -> ListAccountsResult:
         accounts = [
@@ -207,14 +212,31 @@ def _fit(result: ListAccountsResult) -> ListAccountsResult:
             )
             for info in result.accounts
         ]
-        return result.model_copy(update={"accounts": accounts})
+        entries = [
+            _texts_cut(field, texts, limit)
+            for field, texts in (
+                ("accounts.*.classification_labels.*", meanings),
+                ("accounts.*.aliases.*.purpose", purposes),
+            )
+            if any(len(text) > limit for text in texts)
+        ]
+        return budget.with_cuts(result.model_copy(update={"accounts": accounts}), *entries)
 
-    texts = [m for info in result.accounts for m in info.classification_labels.values()]
-    texts += [a.purpose for info in result.accounts for a in info.aliases if a.purpose]
-    longest = max((len(t) for t in texts), default=0)
+    longest = max((len(t) for t in [*meanings, *purposes]), default=0)
     # The longest common length that fits (shorter texts stay whole); k - 1, so that a length of 0
     # can be the answer too. When even that is too large, the tools' last resort takes over.
     return budget.fit_page(lambda k: capped(k - 1), longest + 1)
+
+
+def _texts_cut(field: str, texts: list[str], limit: int) -> budget.Cut:
+    """One entry for every text of a kind cut to `limit` characters (`*`: in every mailbox)."""
+    return budget.Cut(
+        field=field,
+        shown=sum(len(text) if len(text) <= limit else len(text[:limit].rstrip()) for text in texts),
+        total=sum(len(text) for text in texts),
+        how_to_get_the_rest=f"Each is cut to {limit} characters (ending in {budget.CUT_MARK}); no call returns "
+        "more of them, the whole texts are in the configuration file",
+    )
 
 
 def reload_config(runtime: Runtime) -> ReloadResult:

@@ -15,7 +15,7 @@ from ..gmail.parse.bodystructure import Part, attachment_parts
 from ..gmail.parse.filenames import generated_name, safe_filename
 from ..gmail.parse.transfer import decodable, decode_bytes, decode_judged, judge, uu_blocks
 from ..runtime import Runtime
-from . import bodies, inputs
+from . import bodies, budget, inputs
 from .read import disappeared, find_message
 from .session import in_session
 
@@ -37,6 +37,7 @@ class AttachmentResult(BaseModel):
     transfer_encoding: str | None = Field(
         default=None, description="The part's Content-Transfer-Encoding, set when decoded is false"
     )
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 @dataclass

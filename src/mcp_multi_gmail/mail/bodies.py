@@ -36,6 +36,7 @@ from ..gmail.parse.transfer import (
     uu_blocks,
 )
 from ..htmltext import html_to_text
+from . import budget
 from .preview import preview_of
 
 BodyFormat = Literal["text", "html", "html_as_text"]
@@ -55,6 +56,34 @@ class AttachmentInfo(BaseModel):
         default=False,
         description="true: the part has no name of its own; filename was made from its part number and type",
     )
+
+
+def attachments_cut(field: str, message_id: str | None, start: int, shown: int, total: int) -> budget.Cut:
+    """The `cut` entry of an attachment list that holds `shown` of a message's `total`
+    attachments from `start` on (mg_get_message's attachments_offset): the offset that lists the
+    next ones, or, on the last page, the one that lists them from the first."""
+    after = start + shown
+    if message_id is None:
+        how = budget.no_rest("mg_get_message")
+    elif after < total:
+        how = f"mg_get_message with message_id={message_id} and attachments_offset={after} lists the ones after these"
+    else:
+        how = (
+            f"These are the last ones; mg_get_message with message_id={message_id} and attachments_offset=0 "
+            "lists them from the first"
+        )
+    return budget.Cut(field=field, shown=shown, total=total, how_to_get_the_rest=how)
+
+
+def body_cut(field: str, shown: str, total: int, message_id: str | None, offset: int) -> budget.Cut:
+    """The `cut` entry of a body window the budget ended early: where mg_get_message reads on."""
+    at = offset + len(shown)
+    how = (
+        f"mg_get_message with message_id={message_id} and body_offset={at} reads on"
+        if message_id
+        else budget.no_rest("mg_get_message")
+    )
+    return budget.Cut(field=field, shown=len(shown), total=total, how_to_get_the_rest=how)
 
 
 @dataclass(frozen=True)

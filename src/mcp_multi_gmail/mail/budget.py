@@ -6,20 +6,23 @@ result (docs/en/tools.md, "Result budget"). So every result is kept at or under
 RESULT_BUDGET characters of compact JSON, measured here, never estimated per field: pages stop
 adding threads or messages when the next one would not fit, body windows end where the budget
 does, and a last-resort `shrink` cuts whatever a pathological mailbox still makes too large.
+Whatever is cut is said in the result's `cut` (docs/en/tools.md, "What a result left out").
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from itertools import accumulate
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, Field
 
 RESULT_BUDGET = 40_000
-# A body window always keeps at least this much of the budget: when a message's other fields
-# (recipients, attachments) take more, they are cut instead, so reading on always advances.
+# A body window always keeps at least this much of the budget (or all it needs, when it is
+# shorter): when a message's other fields (recipients, attachments) take more, they are cut
+# instead, so reading on always advances.
 BODY_ROOM = 10_000
 # What a cut string ends with, so a reader sees that it is not the whole value.
 CUT_MARK = "…[cut]"
@@ -55,8 +58,14 @@ def size(value: Any) -> int:
     return len(compact(dumped(value)))
 
 
+# What JSON escapes in a string (ensure_ascii off): quotes, backslashes, control characters.
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+
+
 def json_length(text: str) -> int:
     """Characters a string takes inside JSON, without its quotes (escapes counted)."""
+    if _ESCAPED.search(text) is None:
+        return len(text)  # most strings: nothing to escape, the length is the answer
     return len(compact(text)) - 2
 
 
@@ -142,10 +151,83 @@ def fit_list_page(result_for: Callable[[int], M], count: int, field: str) -> M:
 class Cut(BaseModel):
     """One list or string that a result holds only part of, and how to reach the rest."""
 
-    field: str = Field(description="Dotted path of the list or string, e.g. attachments, to, messages.3.cc")
+    field: str = Field(
+        description="Dotted path of the list or string, e.g. attachments, to, messages.3.cc; messages.*.cc: that "
+        "list in several items, shown and total added up"
+    )
     shown: int = Field(description="What the result holds: items of a list, characters of a string")
     total: int = Field(description="What there is: items of the whole list, characters of the whole string")
     how_to_get_the_rest: str = Field(description="The call that brings the rest, or that no call can")
+
+
+# The `cut` list is measured with the result and never cut itself. When its entries would take
+# more than this, the entries of one list in every item (messages.0.cc, messages.1.cc, ...)
+# become one (messages.*.cc, their counts added up): saying what was cut stays short, however
+# many lists were cut.
+CUT_ROOM = 4_000
+# A result model may name the call that brings the rest of one of its lists (mg_get_message's
+# attachments): shrink asks it through a method of this name, `(path, shown, total) -> Cut | None`.
+DESCRIBE_CUT = "describe_cut"
+
+JsonPath = tuple[str | int, ...]
+
+
+def dotted(path: JsonPath) -> str:
+    """A JSON path as a Cut's `field` writes it: messages.3.cc."""
+    return ".".join(str(part) for part in path)
+
+
+def no_rest(tool: str | None) -> str:
+    """how_to_get_the_rest of a cut that no call undoes."""
+    return f"No call brings the rest: {tool or 'this tool'} keeps every result within its {BUDGET_WORDS}"
+
+
+def page_cut(tool: str, field: str, shown: int, total: int) -> list[Cut]:
+    """The `cut` of a page the budget ended before it was full: `shown` of the list's `total`
+    items, and next_page_token brings the next ones. (A page that ends where the call's page size
+    does is no cut: it holds what was asked for.)"""
+    how = f"{tool} with page_token set to next_page_token (same arguments) brings the next ones"
+    return [Cut(field=field, shown=shown, total=total, how_to_get_the_rest=how)]
+
+
+def cuts_of(model: BaseModel) -> list[Cut]:
+    return list(cast(list[Cut], getattr(model, "cut", [])))
+
+
+def with_cuts(model: M, *entries: Cut, dropping: tuple[str, ...] = ()) -> M:
+    """`model` with `entries` added to its `cut`; each replaces an earlier entry of its field, and
+    the entries of the fields in `dropping` go."""
+    gone = {entry.field for entry in entries} | set(dropping)
+    kept = [entry for entry in cuts_of(model) if entry.field not in gone]
+    return model.model_copy(update={"cut": [*kept, *entries]})
+
+
+def _pattern(field: str) -> str:
+    return ".".join("*" if part.isdigit() else part for part in field.split("."))
+
+
+def merged(entries: list[Cut], room: int = CUT_ROOM) -> list[Cut]:
+    """`entries`, or, when they take more than `room` characters, one entry per list pattern
+    (messages.*.cc for messages.0.cc, messages.1.cc, ...) with shown and total added up."""
+    if size([entry.model_dump() for entry in entries]) <= room:
+        return entries
+    groups: dict[str, list[Cut]] = {}
+    for entry in entries:
+        groups.setdefault(_pattern(entry.field), []).append(entry)
+    return [group[0] if len(group) == 1 else _together(pattern, group) for pattern, group in groups.items()]
+
+
+def _together(pattern: str, group: list[Cut]) -> Cut:
+    first = group[0]
+    how = first.how_to_get_the_rest
+    if any(entry.how_to_get_the_rest != how for entry in group):
+        how = f"{len(group)} of these were cut, counts added up; for {first.field}: {how}"
+    return Cut(
+        field=pattern,
+        shown=sum(entry.shown for entry in group),
+        total=sum(entry.total for entry in group),
+        how_to_get_the_rest=how,
+    )
 
 
 def cut_field() -> Any:
@@ -184,43 +266,72 @@ def fewer_than_there_are(items: str) -> str:
 # ---------------------------------------------------------------- the last resort
 
 
-def _largest(value: Any, path: tuple[Any, ...] = ()) -> tuple[int, tuple[Any, ...], str] | None:
-    """(size, path, kind) of the largest string (over 64 characters) or list (over one item) inside."""
-    best: tuple[int, tuple[Any, ...], str] | None = None
+def _candidates(value: Any) -> tuple[int, list[tuple[int, JsonPath, str]]]:
+    """The size of a JSON value, and (size, path, kind) of every string (over 64 characters) and
+    list (over one item) inside, never inside the result's own `cut`: one walk, each size added
+    up from its parts (compact JSON: brackets, commas, quoted keys and colons)."""
+    found: list[tuple[int, JsonPath, str]] = []
 
-    def consider(candidate: tuple[int, tuple[Any, ...], str] | None) -> None:
-        nonlocal best
-        if candidate is not None and (best is None or candidate[0] > best[0]):
-            best = candidate
+    def walk(item: Any, path: JsonPath) -> int:
+        if isinstance(item, str):
+            length = json_length(item) + 2
+            if len(item) > 64:
+                found.append((length - 2, path, "str"))
+            return length
+        if isinstance(item, list):
+            length = 2 + max(0, len(item) - 1) + sum(walk(one, (*path, index)) for index, one in enumerate(item))
+            if len(item) > 1:
+                found.append((length, path, "list"))
+            return length
+        if isinstance(item, dict):
+            length = 2 + max(0, len(item) - 1)
+            for key, one in item.items():
+                length += json_length(str(key)) + 3
+                length += walk(one, (*path, key)) if path or key != "cut" else size(one)
+            return length
+        if item is None or item is True:
+            return 4
+        if item is False:
+            return 5
+        return len(compact(item))
 
-    if isinstance(value, str):
-        if len(value) > 64:
-            consider((json_length(value), path, "str"))
-    elif isinstance(value, list):
-        if len(value) > 1:
-            consider((size(value), path, "list"))
-        for index, item in enumerate(value):
-            consider(_largest(item, (*path, index)))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            consider(_largest(item, (*path, key)))
-    return best
+    return walk(value, ()), found
 
 
-def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+def _choice(candidates: list[tuple[int, JsonPath, str]]) -> tuple[int, JsonPath, str]:
+    """What shrink_json cuts first: the largest candidate, except that a list made at least half
+    of lists (messages with their cc, a thread with its messages' recipients) gives way to the
+    largest of them, so whole items are dropped only when their own lists can free no more."""
+    choice = max(candidates, key=lambda c: c[0])
+    while choice[2] == "list":
+        inner = [c for c in candidates if c[2] == "list" and len(c[1]) > len(choice[1]) and _related(c[1], choice[1])]
+        outermost = [c for c in inner if not any(len(o[1]) < len(c[1]) and _related(o[1], c[1]) for o in inner)]
+        if not outermost or 2 * sum(c[0] for c in outermost) < choice[0]:
+            break
+        choice = max(inner, key=lambda c: c[0])
+    return choice
+
+
+def _related(one: JsonPath, other: JsonPath) -> bool:
+    """Whether one path lies inside the other (or is it)."""
+    shorter = min(len(one), len(other))
+    return one[:shorter] == other[:shorter]
+
+
+def _replace(value: Any, path: JsonPath, new: Any) -> Any:
     if not path:
         return new
     head, rest = path[0], path[1:]
     if isinstance(value, list):
         items = list(value)
-        items[head] = _replace(value[head], rest, new)
+        items[cast(int, head)] = _replace(value[cast(int, head)], rest, new)
         return items
     fields = dict(value)
     fields[head] = _replace(value[head], rest, new)
     return fields
 
 
-def _get(value: Any, path: tuple[Any, ...]) -> Any:
+def _get(value: Any, path: JsonPath) -> Any:
     for part in path:
         value = value[part]
     return value
@@ -229,42 +340,103 @@ def _get(value: Any, path: tuple[Any, ...]) -> Any:
 def shrink_json(value: Any, budget: int = RESULT_BUDGET) -> Any:
     """Cut a JSON value until it fits: the largest string gets shorter (ending in CUT_MARK), or
     the largest list loses items from its end, whichever is bigger, until the size is in budget.
-    Strings and lists only get shorter, so the value keeps its schema."""
+    A cut takes the largest down to the next largest beside it (a quarter of the excess at least),
+    so two long lists (to and cc) both keep a part; a list that is mostly lists (messages with
+    their recipients) loses those inner lists' items before its own (_choice). Strings and lists
+    only get shorter, so the value keeps its schema. A top-level `cut` (what the result left out) is never cut."""
     for _ in range(10_000):
-        excess = size(value) - budget
+        total, candidates = _candidates(value)
+        excess = total - budget
         if excess <= 0:
             return value
-        found = _largest(value)
-        if found is None:
+        if not candidates:
             return value  # nothing left to cut: only short strings and single items
-        _size, path, kind = found
+        largest, path, kind = _choice(candidates)
+        rivals = [c[0] for c in candidates if not _related(c[1], path)]
+        step = min(excess, max(largest - max(rivals), excess // 4 + 1)) if rivals else excess
         target = _get(value, path)
         if kind == "str":
-            keep = max(0, json_length(target) - excess - json_length(CUT_MARK))
-            value = _replace(value, path, fit_text(target, keep) + CUT_MARK)
+            base = target.removesuffix(CUT_MARK)
+            keep = max(0, json_length(target) - step - json_length(CUT_MARK))
+            value = _replace(value, path, fit_text(base, keep) + CUT_MARK)
         else:
             items = list(target)
             freed = 0
-            while len(items) > 1 and freed < excess:
+            while len(items) > 1 and freed < step:
                 freed += size(items.pop()) + 1
             value = _replace(value, path, items)
     return value
 
 
-def shrink(model: M, budget: int = RESULT_BUDGET) -> M:
-    """A model whose structuredContent fits the budget: itself, or a copy cut by `shrink_json`."""
+def _found_cuts(before: Any, after: Any, path: JsonPath = ()) -> list[tuple[JsonPath, int, int]]:
+    """(path, shown, total) of every list and string that `after` (shrink_json of `before`) holds
+    less of: items for a list, characters for a string. What lies in a dropped item is not listed."""
+    if isinstance(before, str) and isinstance(after, str):
+        if after != before and after.endswith(CUT_MARK):
+            return [(path, len(after) - len(CUT_MARK), len(before))]
+        return []
+    found: list[tuple[JsonPath, int, int]] = []
+    if isinstance(before, list) and isinstance(after, list):
+        if len(after) < len(before):
+            found.append((path, len(after), len(before)))
+        for index, item in enumerate(after):
+            found += _found_cuts(before[index], item, (*path, index))
+    elif isinstance(before, dict) and isinstance(after, dict):
+        for key, item in after.items():
+            if key in before and (path or key != "cut"):
+                found += _found_cuts(before[key], item, (*path, key))
+    return found
+
+
+def shrink(model: M, budget: int = RESULT_BUDGET, *, tool: str | None = None) -> M:
+    """A model whose structuredContent fits the budget: itself, or a copy cut by `shrink_json`.
+
+    Every list and string cut is added to the model's `cut` (when it has one): its path, what is
+    shown, its true total (the model holds the whole value) and how to get the rest, as the
+    model's DESCRIBE_CUT method words it or else that no call can (`tool` names the tool). The
+    `cut` list counts against the budget: when the entries push the result over, the rest is
+    cut further, so the answer fits with them."""
     data = dumped(model)
     if size(data) <= budget:
         return model
-    return type(model).model_validate(shrink_json(data, budget))
+    listed = "cut" in type(model).model_fields
+    describe = getattr(model, DESCRIBE_CUT, None)
+    before = cuts_of(model)
+    room = budget
+    shrunk = data
+    for _ in range(20):
+        shrunk = shrink_json(shrunk, room)  # on from the last try: it only ever cuts more
+        if not listed:
+            break
+        found: list[Cut] = []
+        for path, shown, total in _found_cuts(data, shrunk):
+            told = describe(path, shown, total) if describe is not None else None
+            found.append(told or Cut(field=dotted(path), shown=shown, total=total, how_to_get_the_rest=no_rest(tool)))
+        fields = {entry.field for entry in found}
+        entries = merged([*(entry for entry in before if entry.field not in fields), *found])
+        shrunk = {**shrunk, "cut": [entry.model_dump(mode="json") for entry in entries]}
+        over = size(shrunk) - budget
+        if over <= 0:
+            break
+        room -= over
+    return type(model).model_validate(shrunk)
 
 
-def with_text(model: M, name: str, text: str, *, others: int = 0, keep: int = BODY_ROOM) -> M:
-    """`model` with field `name` set to the longest beginning of `text` that fits the budget, where
-    `others` characters of the result lie outside `model`. When the model's other fields leave less
-    than `keep` characters for the text, they are shrunk to leave that much."""
-    limit = RESULT_BUDGET - others
-    empty = model.model_copy(update={name: ""})
-    if size(empty) > limit - keep:
-        empty = shrink(empty, limit - keep)
-    return empty.model_copy(update={name: fit_text(text, limit - size(empty))})
+def with_text(model: M, text: str, put: Callable[[M, str], M], *, keep: int = BODY_ROOM, tool: str | None = None) -> M:
+    """`put(model, t)` for the longest beginning t of `text` that fits the budget. When the other
+    fields leave less than `keep` characters for the text (or than the whole text needs, when it
+    is shorter), they are shrunk to leave that much. `put` sets the text and whatever goes with it
+    (a flag, a `cut` entry saying where to read on); what it adds is measured."""
+    empty = put(model, "")
+    keep = min(keep, json_length(text))
+    if size(empty) > RESULT_BUDGET - keep:
+        empty = shrink(empty, RESULT_BUDGET - keep, tool=tool)
+    room = RESULT_BUDGET - size(empty)
+    fitted = put(empty, fit_text(text, room))
+    for _ in range(5):  # what `put` adds for a cut text (its numbers) can take a few characters more
+        over = size(fitted) - RESULT_BUDGET
+        if over <= 0:
+            break
+        room -= over
+        fitted = put(empty, fit_text(text, room))
+    return fitted

@@ -46,6 +46,7 @@ class DraftResult(BaseModel):
     signature: str | None
     quoted: bool
     warning: str | None
+    cut: list[budget.Cut] = budget.cut_field()
 
     model_config = {"populate_by_name": True}
 
@@ -63,6 +64,7 @@ class DraftsResult(BaseModel):
     drafts: list[DraftSummary]
     next_page_token: str | None = budget.next_page_field("drafts")
     page_budget_exhausted: bool = budget.page_cut_field(budget.fewer_than_there_are("drafts"))
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 def new_message_id(address: str) -> str:
@@ -254,6 +256,7 @@ def _list(
             drafts=drafts[:count],
             next_page_token=encode(stamp, last) if (cut or more) and last else None,
             page_budget_exhausted=cut,
+            cut=budget.page_cut("mg_list_drafts", "drafts", count, len(ordered)) if cut else [],
         )
 
     return budget.fit_page(result_for, len(drafts))

@@ -48,7 +48,9 @@ class LabelOutcome(BaseModel):
     detail: str | None
 
 
-class LabelChange(BaseModel):
+class _Change(BaseModel):
+    """What a message label change and a thread label change both report (each adds `cut` last)."""
+
     account: str
     label: str
     action: Literal["added", "removed"]
@@ -59,6 +61,10 @@ class LabelChange(BaseModel):
     window: WindowState | None = Field(default=None, description="With since: the window as a new pass sees it")
     messages_omitted: int = _omitted("Outcomes", "messages", " (counted in succeeded)", "other outcome")
     undo_token: str | None = undo.undo_token_field()
+
+
+class LabelChange(_Change):
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 class ThreadOutcome(BaseModel):
@@ -72,7 +78,7 @@ class ThreadOutcome(BaseModel):
     failed_messages: int
 
 
-class ThreadLabelChange(LabelChange):
+class ThreadLabelChange(_Change):
     thread_id: str | None = Field(description="The thread of a thread_id call; null with thread_ids")
     classification_before: list[str] = Field(description="With thread_id; [] with thread_ids (see threads)")
     classification_after: list[str]
@@ -82,6 +88,7 @@ class ThreadLabelChange(LabelChange):
         "only failed messages"
     )
     threads_omitted: int = _omitted("Thread outcomes", "threads", "", "not_found/failed thread")
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 class FlagsResult(BaseModel):
@@ -93,6 +100,7 @@ class FlagsResult(BaseModel):
     changed: list[str]
     already_set: list[str]
     undo_token: str | None = undo.undo_token_field()
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 def _has(item: Fetched | None, label: str) -> bool | None:
@@ -235,7 +243,7 @@ def _counts(account: Account, label: str, add: bool, created: bool, messages: li
     }
 
 
-Change = TypeVar("Change", bound=LabelChange)
+Change = TypeVar("Change", bound=_Change)
 
 
 def fit_outcomes(change: Change, field: Literal["messages", "threads"] = "messages") -> Change:
@@ -248,9 +256,18 @@ def fit_outcomes(change: Change, field: Literal["messages", "threads"] = "messag
     trouble = [o for o in outcomes if o.outcome not in _SUCCEEDED]
     fine = [o for o in outcomes if o.outcome in _SUCCEEDED]
 
+    if isinstance(change, ThreadLabelChange) and field == "messages":
+        more = "mg_get_thread shows every message of the thread with its labels"
+    else:
+        more = f"the same call with fewer {'thread_ids' if field == 'threads' else 'message_ids'} lists each outcome"
+
     def result_for(count: int) -> Change:
         shown = fine[: count - 1] if count else []
-        return change.model_copy(update={field: trouble + shown, f"{field}_omitted": len(fine) - len(shown)})
+        left = len(fine) - len(shown)
+        how = f"The {left} left out all succeeded (changed or already, counted in succeeded); {more}"
+        entry = budget.Cut(field=field, shown=len(trouble) + len(shown), total=len(outcomes), how_to_get_the_rest=how)
+        page = change.model_copy(update={field: trouble + shown, f"{field}_omitted": left})
+        return budget.with_cuts(page, entry) if left else page
 
     # count - 1 successes: a page of "none" is one item here, so no success at all can be the answer.
     return budget.fit_page(result_for, len(fine) + 1)

@@ -88,6 +88,14 @@ class PassResult(BaseModel):
     searched: list[str]
     failures: list[SearchFailure]
     page_budget_exhausted: bool = budget.page_cut_field(budget.FEWER_THREADS)
+    cut: list[budget.Cut] = budget.cut_field()
+
+    def describe_cut(self, path: budget.JsonPath, shown: int, total: int) -> budget.Cut | None:
+        """A thread's unprocessed messages cut by the budget are all in mg_get_thread (budget.shrink)."""
+        if len(path) == 3 and path[0] == "threads" and path[2] == "unprocessed" and isinstance(path[1], int):
+            how = f"mg_get_thread with thread_id={self.threads[path[1]].thread_id} lists every message of the thread"
+            return budget.Cut(field=budget.dotted(path), shown=shown, total=total, how_to_get_the_rest=how)
+        return None
 
 
 def or_tree(thread_ids: list[int]) -> list[Any]:
@@ -270,6 +278,7 @@ def _result(
             searched=searched,
             failures=failures,
             page_budget_exhausted=count < len(page.keyed),
+            cut=budget.page_cut("mg_next_pass", "threads", count, total) if count < len(page.keyed) else [],
         )
 
     # The page ends where the result budget does; the token continues after its last thread.

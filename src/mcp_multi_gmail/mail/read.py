@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from ..config import Account
-from ..errors import MailError, not_found
+from ..errors import MailError, invalid_input, not_found
 from ..gmail.bodystream import SLICE_BYTES, read_window
 from ..gmail.connections import Searches
 from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
@@ -26,7 +26,7 @@ from ..runtime import Runtime
 from ..text import clean
 from . import bodies as bodies_
 from . import budget, inputs
-from .bodies import AttachmentInfo
+from .bodies import AttachmentInfo, attachments_cut
 from .cursor import Key, decode, encode, fingerprint, key_of
 from .preview import previews
 from .session import in_session
@@ -131,10 +131,18 @@ class ThreadResult(BaseModel):
     page_budget_exhausted: bool = budget.page_cut_field(
         "the budget filled, so `messages` is not the whole thread (see next_page_token)"
     )
+    cut: list[budget.Cut] = budget.cut_field()
 
     @model_serializer(mode="wrap")
     def _only_asked(self, handler: SerializerFunctionWrapHandler) -> Any:
         return _drop_unset(handler(self), self, ("body_budget_exhausted",))
+
+    def describe_cut(self, path: budget.JsonPath, shown: int, total: int) -> budget.Cut | None:
+        """A message's attachment list cut by the budget goes on in mg_get_message (budget.shrink)."""
+        if len(path) == 3 and path[0] == "messages" and path[2] == "attachments" and isinstance(path[1], int):
+            message = self.messages[path[1]]
+            return attachments_cut(budget.dotted(path), message.message_id, 0, shown, total)
+        return None
 
 
 def _read_thread(
@@ -190,8 +198,9 @@ def _read_thread(
     def result_for(count: int) -> ThreadResult:
         cut = count < len(full)
         token = encode(stamp, remaining[count - 1][0]) if cut and count else None
+        entries = budget.page_cut("mg_get_thread", "messages", count, len(messages)) if cut else []
         return result.model_copy(
-            update={"messages": full[:count], "next_page_token": token, "page_budget_exhausted": cut}
+            update={"messages": full[:count], "next_page_token": token, "page_budget_exhausted": cut, "cut": entries}
         )
 
     # Whole messages while they fit the result budget; the next page starts after the last one.
@@ -238,14 +247,28 @@ def _thread_messages(
 
 
 def _cut_last_body(page: ThreadResult) -> ThreadResult:
-    """A page of one message that is too large alone: its body window ends where the budget does."""
+    """A page of one message that is too large alone: its body window ends where the budget does,
+    and the other fields are cut to leave it budget.BODY_ROOM (each cut named in `cut`)."""
     [last] = page.messages
-    if not last.body:
-        return page  # nothing to cut here; the tools' last resort shortens the rest
-    # Measured with `false` in the flag (the longer word); it turns true only where the body was cut.
-    others = budget.size(page.model_copy(update={"messages": [], "body_budget_exhausted": False}))
-    fitted, cut = _body_within(last, others)
-    return page.model_copy(update={"messages": [fitted], "body_budget_exhausted": cut})
+    body = last.body or ""
+    flagged = "body_budget_exhausted" in page.model_fields_set  # only a call with bodies has the flag
+    asked = "body" in last.model_fields_set  # a message without its body fields gets none here either
+
+    def put(result: ThreadResult, text: str) -> ThreadResult:
+        if not asked:
+            return result
+        [message] = result.messages
+        short = len(text) < len(body)
+        fitted = message.model_copy(
+            update={"body": None if last.body is None else text, "body_truncated": bool(last.body_truncated) or short}
+        )
+        update: dict[str, Any] = {"messages": [fitted]}
+        if flagged:
+            update["body_budget_exhausted"] = short
+        entry = bodies_.body_cut("messages.0.body", text, last.body_total_length or 0, last.message_id, 0)
+        return budget.with_cuts(result.model_copy(update=update), *([entry] if short else []), dropping=(entry.field,))
+
+    return budget.with_text(page, body, put, tool="mg_get_thread")
 
 
 def _wants_body(item: Fetched, account: Account, bodies: str) -> bool:
@@ -293,7 +316,12 @@ class MessageResult(MessageSummary):
         description="Characters of text the HTML hid from its reader (display:none, zero font size, …) and "
         "the conversion left out; more than 0 is worth mentioning to the user",
     )
-    attachments: list[AttachmentInfo]
+    attachments: list[AttachmentInfo] = Field(
+        description="The attachments from attachments_offset on, in part order. When they are not the whole "
+        "list (the budget ended it, or it starts later), `cut` has its entry: the true total and the "
+        "attachments_offset that lists the next ones"
+    )
+    attachments_offset: int = Field(default=0, description="Where `attachments` starts in the message's list")
     copies: int = Field(description="Messages in All Mail with this Message-ID (normally 1)")
     charset_used: str | None = Field(
         default=None,
@@ -306,19 +334,14 @@ class MessageResult(MessageSummary):
         description="true: the window ends before max_body_length because the result reached its "
         f"{budget.BUDGET_WORDS}; the rest follows with body_offset = body_offset + the length of body",
     )
+    cut: list[budget.Cut] = budget.cut_field()
 
-
-Windowed = TypeVar("Windowed", ThreadMessage, MessageResult)
-
-
-def _body_within(message: Windowed, others: int = 0) -> tuple[Windowed, bool]:
-    """`message` with its body window ending where the result budget does (`others` characters of
-    the result lie outside it), and whether the window was cut. Measured with `false` in
-    body_truncated (the longer word); it turns true only where the body was cut."""
-    body = message.body or ""
-    fitted = budget.with_text(message.model_copy(update={"body_truncated": False}), "body", body, others=others)
-    cut = len(fitted.body or "") < len(body)
-    return fitted.model_copy(update={"body_truncated": bool(message.body_truncated) or cut}), cut
+    def describe_cut(self, path: budget.JsonPath, shown: int, total: int) -> budget.Cut | None:
+        """The attachment list cut by the budget goes on at the next offset (budget.shrink)."""
+        if path != ("attachments",):
+            return None
+        start = self.attachments_offset
+        return attachments_cut("attachments", self.message_id, start, shown, start + total)
 
 
 def find_message(session: ImapSession, account: Account, bare: str) -> tuple[int, int]:
@@ -346,7 +369,7 @@ def html_part(structure: list[Part]) -> Part | None:
 
 
 def _read_message(
-    session: ImapSession, account: Account, bare: str, offset: int, limit: int, raw_html: bool
+    session: ImapSession, account: Account, bare: str, offset: int, limit: int, raw_html: bool, first: int = 0
 ) -> MessageResult:
     now = _now()
     session.open(ALL_MAIL)
@@ -407,30 +430,57 @@ def _read_message(
             window = text[start : start + limit]
             more = start + len(window) < total or not whole
     held.update(bodies_.header_contents(session, uid, structure, held))
-    return _fit_body(
-        MessageResult(
-            **summary.model_dump(by_alias=False),
-            body_format=body_format,
-            body=window,
-            body_offset=start,
-            body_total_length=total,
-            body_truncated=window is not None and more,
-            hidden_text_chars=hidden,
-            attachments=bodies_.attachment_list(structure, held) + files,
-            copies=copies,
-            charset_used=charset_used,
-            transfer_encoding_ignored=ignored,
-        )
+    result = MessageResult(
+        **summary.model_dump(by_alias=False),
+        body_format=body_format,
+        body=window,
+        body_offset=start,
+        body_total_length=total,
+        body_truncated=window is not None and more,
+        hidden_text_chars=hidden,
+        attachments=bodies_.attachment_list(structure, held) + files,
+        copies=copies,
+        charset_used=charset_used,
+        transfer_encoding_ignored=ignored,
     )
+    return _fit_body(_attachments_from(result, first))
+
+
+def _attachments_from(result: MessageResult, first: int) -> MessageResult:
+    """`result` (listing every attachment) with its attachments from offset `first` on; a later
+    page says so in `cut` whether or not the budget ends it too. An offset past the end is refused."""
+    count = len(result.attachments)
+    if not first:
+        return result
+    if first >= count:
+        have = f"has {count} attachments (offsets 0 to {count - 1})" if count else "has no attachments"
+        raise invalid_input(
+            f"attachments_offset {first} is past the end: message <{result.message_id}> {have}. Use the offset "
+            "that a result's `cut` entry for attachments names, or 0."
+        )
+    entry = attachments_cut("attachments", result.message_id, first, count - first, count)
+    page = result.model_copy(update={"attachments": result.attachments[first:], "attachments_offset": first})
+    return budget.with_cuts(page, entry)
 
 
 def _fit_body(result: MessageResult) -> MessageResult:
-    """The body window ends where the result budget does (the window's start stays)."""
-    if not result.body or budget.size(result) <= budget.RESULT_BUDGET:
+    """Within the budget: the body window ends where the budget does (its start stays), and the
+    other fields are cut to leave it budget.BODY_ROOM (each cut named in `cut`)."""
+    if budget.size(result) <= budget.RESULT_BUDGET:
         return result
-    # Measured with `false` in the flag (the longer word); it turns true only where the body was cut.
-    fitted, cut = _body_within(result.model_copy(update={"body_budget_exhausted": False}))
-    return fitted.model_copy(update={"body_budget_exhausted": cut})
+    body = result.body or ""
+
+    def put(message: MessageResult, text: str) -> MessageResult:
+        short = len(text) < len(body)
+        update = {
+            "body": None if result.body is None else text,
+            "body_truncated": result.body_truncated or short,
+            "body_budget_exhausted": short,
+        }
+        entry = bodies_.body_cut("body", text, result.body_total_length, result.message_id, result.body_offset)
+        return budget.with_cuts(message.model_copy(update=update), *([entry] if short else []), dropping=("body",))
+
+    return budget.with_text(result, body, put, tool="mg_get_message")
 
 
 async def get_message(
@@ -440,11 +490,14 @@ async def get_message(
     body_offset: int,
     max_body_length: int,
     raw_html: bool = False,
+    attachments_offset: int = 0,
 ) -> MessageResult:
     bare = inputs.message_id(message_id)
     account = runtime.account(account_name)
     return await in_session(
-        runtime, account, lambda s: _read_message(s, account, bare, body_offset, max_body_length, raw_html)
+        runtime,
+        account,
+        lambda s: _read_message(s, account, bare, body_offset, max_body_length, raw_html, attachments_offset),
     )
 
 
@@ -462,6 +515,7 @@ class LabelsResult(BaseModel):
     total_labels: int | None = Field(default=None, description="Labels of the mailbox, on every page together")
     next_page_token: str | None = budget.next_page_field("labels")
     page_budget_exhausted: bool = budget.page_cut_field(budget.fewer_than_there_are("labels"))
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 def _label_order(label: str) -> tuple[str, str]:
@@ -509,6 +563,7 @@ async def list_labels(runtime: Runtime, account_name: str, page_token: str | Non
             if cut and count
             else None,
             page_budget_exhausted=cut,
+            cut=budget.page_cut("mg_list_labels", "labels", count, len(labels)) if cut else [],
         )
 
     return budget.fit_page(result_for, len(rest))

@@ -62,6 +62,7 @@ class SearchResult(BaseModel):
     searched: list[str] = Field(description="Mailboxes that answered")
     failures: list[SearchFailure] = Field(description='With account "all": mailboxes that did not answer')
     page_budget_exhausted: bool = budget.page_cut_field(budget.FEWER_THREADS)
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 def newest_match(item: Fetched, account: Account, now: datetime) -> NewestMatch:
@@ -189,16 +190,20 @@ def _page_result(
 ) -> SearchResult:
     page = newest_first(done, limit)
 
+    total = sum(hits.total for hits in done)
+
     def result_for(count: int) -> SearchResult:
+        cut = count < len(page.keyed)
         return SearchResult(
             threads=page.threads(count),
-            total_threads=sum(hits.total for hits in done),
+            total_threads=total,
             next_page_token=page.token(stamp, count),
             unavailable_threads=[u for hits in done for u in hits.unavailable],
             index_stale_hits=sum(hits.stale for hits in done),
             searched=searched,
             failures=failures,
-            page_budget_exhausted=count < len(page.keyed),
+            page_budget_exhausted=cut,
+            cut=budget.page_cut("mg_search_threads", "threads", count, total) if cut else [],
         )
 
     # The page ends where the result budget does; the token then continues after its last thread.

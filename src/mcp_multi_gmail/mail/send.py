@@ -24,6 +24,7 @@ from ..gmail import smtp
 from ..gmail.imap import SENT, ImapSession
 from ..request import Prepared, Request
 from ..runtime import Runtime
+from . import budget
 from .journal import SendJournal, duplicate
 from .outgoing import (
     Original,
@@ -79,6 +80,7 @@ class SendResult(BaseModel):
     signature: str | None
     quoted: bool
     warning: str | None
+    cut: list[budget.Cut] = budget.cut_field()
 
     model_config = {"populate_by_name": True}
 

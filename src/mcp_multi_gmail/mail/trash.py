@@ -12,7 +12,7 @@ from ..config import Account
 from ..errors import MailError, not_found
 from ..gmail.imap import ALL_MAIL, TRASH, ImapSession
 from ..runtime import Runtime
-from . import inputs, undo
+from . import budget, inputs, undo
 from .session import in_session
 
 KEPT = "The message is in Trash, not deleted: Gmail keeps it there for 30 days and it can be restored until then."
@@ -26,6 +26,7 @@ class TrashResult(BaseModel):
     uid_in_trash: int | None
     note: str
     undo_token: str | None = undo.undo_token_field()
+    cut: list[budget.Cut] = budget.cut_field()
 
 
 def _find(session: ImapSession, bare: str) -> list[int]:

@@ -68,10 +68,11 @@ def error_result(error: MailError) -> CallToolResult:
 
 def within_budget(tool: str, result: R) -> R:
     """The last resort of the result budget: the tools size their pages and windows themselves,
-    and whatever a pathological mailbox still makes too large is cut here (budget.shrink)."""
+    and whatever a pathological mailbox still makes too large is cut here (budget.shrink), each
+    cut named in the result's `cut` with `tool` as the call that cannot bring more."""
     if not isinstance(result, BaseModel):
         return result
-    fitted = budget.shrink(result)
+    fitted = budget.shrink(result, tool=tool)
     if fitted is not result:
         logger.warning("tool %s: result over %d characters, cut to fit", tool, budget.RESULT_BUDGET)
     return fitted
