@@ -12,45 +12,24 @@ reported, never emptied: emptying it would remove exactly the protection it exis
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from .. import deadline
 from ..errors import MailError
+from ..statefile import locked, write_atomically
 
 JOURNAL_FILE = "send-journal.json"
 KEEP = timedelta(days=7)
 VERSION = 1
 
 # Parallel sends in one process take turns on the file; server processes of other conversations
-# take turns through an advisory lock on a file beside it (where the system offers one).
+# take turns through an advisory lock on a file beside it (statefile.locked).
 _LOCK = threading.Lock()
 LOCK_FILE = ".send-journal.lock"
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: one process at a time is all the lock covers
-    fcntl = None  # type: ignore[assignment]
-
-
-@contextlib.contextmanager
-def _across_processes(folder: Path) -> Iterator[None]:
-    if fcntl is None:
-        yield
-        return
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 @dataclass(frozen=True)
@@ -138,28 +117,7 @@ class SendJournal:
                 for e in entries
             ],
         }
-        folder = self.path.parent
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temporary = folder / f".{JOURNAL_FILE}.{os.getpid()}.tmp"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                os.chmod(temporary, 0o600)
-                json.dump(body, handle, ensure_ascii=False)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-            raise
-        # The rename itself must survive a crash too.
-        with contextlib.suppress(OSError):
-            dir_fd = os.open(folder, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        write_atomically(self.path, json.dumps(body, ensure_ascii=False))
 
     def record(self, account: str, message_id: str, now: datetime | None = None) -> Entry:
         """Write the send down (fsync'd) before its bytes go out; raises MailError when it cannot."""
@@ -167,7 +125,7 @@ class SendJournal:
         entry = Entry(account, message_id, moment)
         with _LOCK:
             try:
-                with _across_processes(self.path.parent):
+                with locked(self.path.parent / LOCK_FILE):
                     kept = [e for e in self._load() if moment - e.handed_over < KEEP]
                     self._save([*kept, entry])
             except OSError as error:
@@ -180,7 +138,7 @@ class SendJournal:
         wanted = message_id.casefold()
         with _LOCK:
             try:
-                with _across_processes(self.path.parent):
+                with locked(self.path.parent / LOCK_FILE):
                     entries = self._load()
                     left = [e for e in entries if not (e.account == account and e.message_id.casefold() == wanted)]
                     if len(left) != len(entries):

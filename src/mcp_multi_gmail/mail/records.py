@@ -18,7 +18,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
 import secrets
 import threading
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MailError
+from ..statefile import locked, write_atomically
 
 FOLDER = "undo"
 KEEP = timedelta(days=7)
@@ -39,11 +39,6 @@ SWEEP_PREFIX = "sweep_"
 logger = logging.getLogger(__name__)
 
 _LOCK = threading.Lock()
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: one process at a time is all the lock covers
-    fcntl = None  # type: ignore[assignment]
 
 
 def now() -> datetime:
@@ -76,37 +71,11 @@ class Records:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        with _LOCK:
-            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if fcntl is None:
-                yield
-                return
-            fd = os.open(self.folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                yield
-            finally:
-                os.close(fd)  # closing releases the lock
+        with _LOCK, locked(self.folder / LOCK_FILE):
+            yield
 
     def _save(self, path: Path, body: dict[str, Any]) -> None:
-        temporary = self.folder / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(body, handle, ensure_ascii=False, separators=(",", ":"))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-            raise
-        with contextlib.suppress(OSError):  # the rename itself must survive a crash too
-            dir_fd = os.open(self.folder, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        write_atomically(path, json.dumps(body, ensure_ascii=False, separators=(",", ":")))
 
     def _load(self, path: Path, what: str) -> dict[str, Any]:
         try:

@@ -7,24 +7,22 @@ file, and a restart forgets nothing. A second mg_unsubscribe for the same list i
 date unless the caller forces it. A request that never reached the endpoint (refused before a
 connection, a name that did not resolve) is not recorded.
 
-Written as the send journal is (mail/journal.py): a temporary file, fsync'd, renamed over the old
+Written as the send journal is (statefile.py): a temporary file, fsync'd, renamed over the old
 one, the folder fsync'd, all under an advisory lock shared by the processes. A damaged file is
 reported, never emptied: emptying it would forget the lists left.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import threading
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from ..errors import MailError
+from ..statefile import locked, write_atomically
 
 LEFT_FILE = "unsubscribed.json"
 LOCK_FILE = ".unsubscribed.lock"
@@ -34,25 +32,6 @@ MAX_ENTRIES = 10_000  # the oldest go first beyond this: no one leaves ten thous
 Method = Literal["one_click", "mailto"]
 
 _LOCK = threading.Lock()
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: one process at a time is all the lock covers
-    fcntl = None  # type: ignore[assignment]
-
-
-@contextlib.contextmanager
-def _across_processes(folder: Path) -> Iterator[None]:
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if fcntl is None:
-        yield
-        return
-    fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 @dataclass(frozen=True)
@@ -140,25 +119,7 @@ class LeftLists:
 
     def _save(self, entries: list[Left]) -> None:
         body = {"version": VERSION, "left": [asdict(e) for e in entries[-MAX_ENTRIES:]]}
-        folder = self.path.parent
-        temporary = folder / f".{LEFT_FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(body, handle, ensure_ascii=False)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-            raise
-        with contextlib.suppress(OSError):  # the rename itself must survive a crash too
-            dir_fd = os.open(folder, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        write_atomically(self.path, json.dumps(body, ensure_ascii=False))
 
     def record(
         self, account: str, group: str, target: str, method: Method, status: int | None, now: datetime | None = None
@@ -170,7 +131,7 @@ class LeftLists:
         )
         with _LOCK:
             try:
-                with _across_processes(self.path.parent):
+                with locked(self.path.parent / LOCK_FILE):
                     self._save([*self._load(), entry])
             except OSError as error:
                 raise _unwritable(self.path, error) from None

@@ -29,14 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from .. import statefile
 from ..config import SignIn
 from .advice import damaged_tokens, endpoint_refused, endpoint_unreachable, not_signed_in, signed_out
 from .google import TokenEndpointError, post_form
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: the thread lock is all there is
-    fcntl = None  # type: ignore[assignment]
 
 VERSION = 1
 # Refresh this long before the access token's end (less for a token shorter than four minutes).
@@ -96,17 +92,8 @@ def _thread_lock(path: Path) -> threading.Lock:
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
     """The tokens file to oneself, across threads and processes, while reading, refreshing and writing."""
-    with _thread_lock(path):
-        if fcntl is None:
-            yield
-            return
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path.parent / f".{path.name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # closing releases the lock
+    with _thread_lock(path), statefile.locked(path.parent / f".{path.name}.lock"):
+        yield
 
 
 def read_grants(path: Path) -> dict[str, Grant]:
@@ -153,20 +140,7 @@ def write_grants(path: Path, grants: dict[str, Grant]) -> None:
             for name, g in grants.items()
         },
     }
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    temporary = path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            os.chmod(temporary, 0o600)  # a umask or a leftover file cannot widen it
-            json.dump(body, handle, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
+    statefile.write_atomically(path, json.dumps(body, indent=2))
 
 
 def save_grant(path: Path, name: str, grant: Grant) -> None:

@@ -1,0 +1,62 @@
+"""The server's own small files (the send journal, undo records, lists left, sign-in tokens): taken
+in turns by every server process, and written whole or not at all.
+
+A file is written beside itself under a temporary name, synced to the disk, renamed over the old
+one, and its folder synced, so a crash leaves the old file or the new one, never half of one.
+Processes take turns through an advisory lock on a file of its own (`fcntl.flock`, where the
+system offers one; elsewhere only the threads of one process take turns, through the callers' own
+thread locks). Both are readable and writable by their owner only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: one process at a time is all the lock covers
+    fcntl = None  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
+def locked(lock_file: Path) -> Iterator[None]:
+    """`lock_file` held exclusively (created when missing, with its folder) while the block runs."""
+    lock_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace `path` with `text` (UTF-8), synced, or leave it as it was. Raises OSError."""
+    folder = path.parent
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    temporary = folder / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.chmod(temporary, 0o600)  # a umask or a leftover file cannot widen it
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+    with contextlib.suppress(OSError):  # the rename itself must survive a crash too
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
