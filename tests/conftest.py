@@ -6,6 +6,7 @@ import inspect
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,12 @@ from tool_results import check_result, check_wire_result
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("hunt", derandomize=False, print_blob=True)
 settings.load_profile("ci")
+
+# Keep compiled test modules and their rewritten asserts between runs, even where the machine sets
+# PYTHONDONTWRITEBYTECODE: without the cache every xdist worker rewrites every test module again, a
+# fifth of a fresh run's time on 2 cores (docs/en/development.md). The workers inherit the environment.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 # Fake app passwords (16 lowercase letters, as Google issues them).
 PASSWORDS = {
