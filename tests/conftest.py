@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 from mcp import Client
+from mcp.client.session import ClientSession
 from mcp.server.mcpserver.tools.base import Tool
 
 from gmail_emulator import GmailEmulator, Knobs
@@ -107,17 +108,45 @@ def tool_schemas_built_once() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session", autouse=True)
+def output_validators_shared_across_sessions() -> Iterator[None]:
+    """The SDK client compiles a tool's output-schema validator once per session, checking the
+    schema itself first (~20 ms of CPU per tool), and nearly every test opens sessions of its own.
+    Here each schema's validator is compiled once per worker; the SDK still validates every result
+    with it, and a changed schema still gets a validator of its own."""
+    original = ClientSession._output_schema_validator
+    compiled: dict[str, Any] = {}
+
+    def shared(self: ClientSession, name: str, output_schema: dict[str, Any]) -> Any:
+        mine = self._tool_output_validators.get(name)
+        if mine is not None:
+            return mine
+        key = json.dumps(output_schema, sort_keys=True)
+        if key not in compiled:
+            compiled[key] = original(self, name, output_schema)
+        self._tool_output_validators[name] = compiled[key]
+        return compiled[key]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ClientSession, "_output_schema_validator", shared)
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def every_tool_result_has_a_valid_shape() -> Iterator[None]:
     """Every tool call the suite makes through the SDK client (in-process or over stdio) is checked:
     an error in the documented error shape, or structuredContent valid against the outputSchema."""
     original = Client.call_tool
 
     async def checked(self: Client, name: str, arguments: dict[str, Any] | None = None, *a: Any, **kw: Any) -> Any:
-        result = await original(self, name, arguments, *a, **kw)
+        # Listed before the first call: the SDK's session keeps this listing and checks the result
+        # against it too, instead of asking tools/list a second time (two listings were a tenth of
+        # the suite's CPU). Listed again for a tool the listing lacks (repair mode switches tools on).
         schemas: dict[str, Any] | None = self.__dict__.get("_output_schemas")
-        if schemas is None:
-            schemas = {tool.name: tool.output_schema for tool in (await self.list_tools()).tools}
+        if schemas is None or name not in schemas:
+            listing = await self.list_tools(cache_mode="use" if schemas is None else "refresh")
+            schemas = {tool.name: tool.output_schema for tool in listing.tools}
             self.__dict__["_output_schemas"] = schemas
+        result = await original(self, name, arguments, *a, **kw)
         check_result(name, result, schemas.get(name))
         return result
 

@@ -81,7 +81,7 @@ def send(
         "hostname": emu.host,
         "username": username,
         "password": password,
-        "cert_bundle": str(emu.ca_file),
+        "tls_context": emu.client_ssl_context(),
         "timeout": 10,
     }
     if port == "ssl":
@@ -173,13 +173,13 @@ def test_send_is_filed_into_sent_mail(emu: GmailEmulator, port: Port) -> None:
 def test_ehlo_shape_on_both_ports(emu: GmailEmulator) -> None:
     async def probe() -> tuple[str, str, set[str], set[str]]:
         implicit = aiosmtplib.SMTP(
-            hostname=emu.host, port=emu.smtp_ssl_port, use_tls=True, cert_bundle=str(emu.ca_file)
+            hostname=emu.host, port=emu.smtp_ssl_port, use_tls=True, tls_context=emu.client_ssl_context()
         )
         async with implicit:
             resp = await implicit.ehlo()
             ssl_auth = set(implicit.server_auth_methods)
         submission = aiosmtplib.SMTP(
-            hostname=emu.host, port=emu.smtp_starttls_port, start_tls=False, cert_bundle=str(emu.ca_file)
+            hostname=emu.host, port=emu.smtp_starttls_port, start_tls=False, tls_context=emu.client_ssl_context()
         )
         async with submission:
             before = await submission.ehlo()
@@ -211,7 +211,7 @@ def test_starttls_port_refuses_mail_before_tls(emu: GmailEmulator) -> None:
 def test_mail_without_auth_is_refused(emu: GmailEmulator) -> None:
     async def attempt() -> int:
         client = aiosmtplib.SMTP(
-            hostname=emu.host, port=emu.smtp_ssl_port, use_tls=True, cert_bundle=str(emu.ca_file), timeout=10
+            hostname=emu.host, port=emu.smtp_ssl_port, use_tls=True, tls_context=emu.client_ssl_context(), timeout=10
         )
         async with client:
             await client.ehlo()
@@ -418,7 +418,7 @@ def test_wire_log_redacts_auth_plain(emu: GmailEmulator) -> None:
 def test_wire_log_redacts_auth_login(emu: GmailEmulator) -> None:
     async def login() -> None:
         client = aiosmtplib.SMTP(
-            hostname=emu.host, port=emu.smtp_ssl_port, use_tls=True, cert_bundle=str(emu.ca_file), timeout=10
+            hostname=emu.host, port=emu.smtp_ssl_port, use_tls=True, tls_context=emu.client_ssl_context(), timeout=10
         )
         async with client:
             await client.ehlo()
@@ -632,7 +632,7 @@ def test_fault_hold_keeps_the_reply_until_the_client_goes(
 
     async def held_send() -> None:
         client = aiosmtplib.SMTP(
-            hostname=emu.host, port=emu.smtp_ssl_port, use_tls=True, cert_bundle=str(emu.ca_file), timeout=10
+            hostname=emu.host, port=emu.smtp_ssl_port, use_tls=True, tls_context=emu.client_ssl_context(), timeout=10
         )
         await client.connect()
         await client.login(ALICE, ALICE_PW)

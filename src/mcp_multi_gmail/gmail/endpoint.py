@@ -37,15 +37,16 @@ class Endpoint:
         return self.smtp_ports[gmail_port]
 
     def tls_context(self) -> ssl.SSLContext:
-        # Verification is never switched off; a test CA is only ever added.
-        return shared_tls_context(self.ca_file)
+        # Verification is never switched off. An override (loopback only) trusts exactly its CA
+        # file, the emulator's: no public CA can vouch for a loopback port.
+        return shared_tls_context(self.ca_file, system_store=self.ca_file is None)
 
 
 # Building a default context loads the whole system trust store (~0.1 s of CPU); doing that for
 # every connection was the largest fixed cost of a tool call. One context per CA file (keyed by
-# its path, size and mtime, so a replaced file is picked up) is built once and shared: an
-# SSLContext may be used by many connections and threads at once.
-_CONTEXTS: dict[tuple[str, int, int] | None, ssl.SSLContext] = {}
+# its path, size and mtime, so a replaced file is picked up) and trust store is built once and
+# shared: an SSLContext may be used by many connections and threads at once.
+_CONTEXTS: dict[tuple[tuple[str, int, int] | None, bool], ssl.SSLContext] = {}
 _CONTEXTS_LOCK = threading.Lock()
 
 
@@ -59,14 +60,17 @@ def _ca_key(ca_file: Path | None) -> tuple[str, int, int] | None:
     return (str(ca_file), stat.st_size, stat.st_mtime_ns)
 
 
-def shared_tls_context(ca_file: Path | None) -> ssl.SSLContext:
-    """The verifying TLS context for `ca_file` (None: the system trust store alone), built once."""
-    key = _ca_key(ca_file)
+def shared_tls_context(ca_file: Path | None, *, system_store: bool = True) -> ssl.SSLContext:
+    """The verifying TLS context that trusts `ca_file` and, with `system_store`, the system's
+    trust store too (with neither, the system store alone), built once."""
+    system_store = system_store or ca_file is None
+    key = (_ca_key(ca_file), system_store)
     with _CONTEXTS_LOCK:
         context = _CONTEXTS.get(key)
         if context is None:
-            context = ssl.create_default_context()
-            if ca_file is not None:
+            # With a cafile, create_default_context loads that file instead of the system store.
+            context = ssl.create_default_context(cafile=None if system_store else str(ca_file))
+            if system_store and ca_file is not None:
                 context.load_verify_locations(cafile=str(ca_file))
             _CONTEXTS[key] = context
         return context
