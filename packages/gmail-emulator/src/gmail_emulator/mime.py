@@ -395,6 +395,7 @@ class ParsedMessage:
         self._envelope: bytes | None = None
         self._bodystructure: dict[tuple[bool, EightBit], bytes] = {}
         self._text: str | None = None
+        self._decoded: dict[str, list[str]] = {}  # header() per lower-case name: searches ask it per message
 
     # ------------------------------------------------------------------ IMAP wire forms
     def envelope(self) -> bytes:
@@ -462,7 +463,11 @@ class ParsedMessage:
     # ------------------------------------------------------------------ search helpers
     def header(self, name: str) -> list[str]:
         """Decoded (unfolded, RFC 2047) values of every header field called ``name``."""
-        return [header_text(v) for v in self._root.all(name.lower())]
+        key = name.lower()
+        values = self._decoded.get(key)
+        if values is None:
+            values = self._decoded[key] = [header_text(v) for v in self._root.all(key)]
+        return list(values)
 
     def raw_header(self, name: str) -> list[bytes]:
         """Raw unfolded values of every header field called ``name``."""

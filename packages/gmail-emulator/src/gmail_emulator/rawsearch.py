@@ -8,6 +8,7 @@ a multi-word value matches consecutive words.
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
 from abc import ABC, abstractmethod
@@ -119,6 +120,7 @@ _INDEX_CACHE: weakref.WeakKeyDictionary[ParsedMessage, _Index] = weakref.WeakKey
 _ADDR_FIELDS = ("from", "to", "cc", "bcc")
 
 
+@functools.lru_cache(maxsize=4096)  # a query's rfc822msgid: value is stripped again for every message
 def _strip_msgid(value: str) -> str:
     value = re.sub(r"\s+", "", value)
     if value.startswith("<") and value.endswith(">"):
