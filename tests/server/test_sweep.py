@@ -108,6 +108,8 @@ async def test_partial_success_names_the_messages_that_did_not_take(
     assert all("read back" in f["reason"] for f in applied["failed_messages"])
     labels = labels_of(emulator)
     assert all(ACCOUNTING not in labels[mid] for mid in stubborn)
+    # The old classification goes only where the new one arrived: vypis-501 was Banka and stays so.
+    assert BANK in labels[message_id("vypis-501")]
 
 
 async def test_processed_label_sweep_fits_the_budget_at_10_000(

@@ -244,6 +244,25 @@ def _store(session: ImapSession, group: undo.Group, uids: list[int]) -> None:
         session.change_flags(uids, [group.name], add=group.on)
 
 
+def _store_checked(session: ImapSession, groups: list[undo.Group], inside: set[int], batch: list[int]) -> None:
+    """Write each group's change to its messages in `batch` (but those already failed), then read the
+    batch back: a message whose attribute is not as the group leaves it is failed."""
+    for group in groups:
+        _store(
+            session,
+            group,
+            [uid for msgid, uid in group.messages.items() if uid in inside and msgid not in group.failed],
+        )
+    after = session.fetch(batch, ["X-GM-LABELS", "FLAGS", "X-GM-MSGID"])
+    for group in groups:
+        for msgid, uid in group.messages.items():
+            if uid in inside and msgid not in group.failed:
+                item = after.get(uid)
+                values = (item.labels if group.attribute == "label" else item.flags) if item else None
+                if item is None or carries(values or (), group.name) is not group.on:
+                    group.failed.add(msgid)
+
+
 def _apply(
     runtime: Runtime,
     session: ImapSession,
@@ -280,18 +299,13 @@ def _apply_claimed(
     batches = uid_batches(touched)
     for batch in batches:
         inside = set(batch)
-        for group in groups:
-            _store(session, group, [uid for uid in group.messages.values() if uid in inside])
-        after = session.fetch(batch, ["X-GM-LABELS", "FLAGS", "X-GM-MSGID"])
-        for group in groups:
-            for msgid, uid in group.messages.items():
-                if uid in inside:
-                    item = after.get(uid)
-                    values = (item.labels if group.attribute == "label" else item.flags) if item else None
-                    if item is None or carries(values or (), group.name) is not group.on:
-                        group.failed.add(msgid)
-                        if group is groups[0]:
-                            failed.add(uid)
+        _store_checked(session, groups[:1], inside, batch)
+        failed |= {uid for msgid, uid in groups[0].messages.items() if uid in inside and msgid in groups[0].failed}
+        if groups[1:]:
+            # The old classification goes only where the new one arrived: a failed message keeps its own.
+            for group in groups[1:]:
+                group.failed |= {msgid for msgid, uid in group.messages.items() if uid in failed}
+            _store_checked(session, groups[1:], inside, batch)
         undo.settle(runtime, undo_token, groups, complete=False)
     undo.settle(runtime, undo_token, groups)
     failures = _failures(session, sorted(failed), change)
