@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trustme
@@ -18,10 +19,11 @@ from support import gmail_env, load_runtime
 pytestmark = pytest.mark.anyio
 
 
-def _organizations(certificates: list[dict[str, object]]) -> list[str]:
+def _organizations(certificates: list[dict[str, Any]]) -> list[str]:
+    """The organization names in the subjects of `certificates` (ssl's get_ca_certs form)."""
     return [
         value for cert in certificates for rdn in cert["subject"] for key, value in rdn if key == "organizationName"
-    ]  # type: ignore[attr-defined]
+    ]
 
 
 def test_an_override_trusts_its_ca_file_and_nothing_else(emulator: GmailEmulator) -> None:
