@@ -29,8 +29,8 @@ settings.register_profile("hunt", derandomize=False, print_blob=True)
 settings.load_profile("ci")
 
 # Keep compiled test modules and their rewritten asserts between runs, even where the machine sets
-# PYTHONDONTWRITEBYTECODE: without the cache every xdist worker rewrites every test module again, a
-# fifth of a fresh run's time on 2 cores (docs/en/development.md). The workers inherit the environment.
+# PYTHONDONTWRITEBYTECODE: without the cache every xdist worker rewrites every test module again on
+# every run (docs/en/development.md). The workers inherit the environment.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
@@ -139,8 +139,8 @@ def every_tool_result_has_a_valid_shape() -> Iterator[None]:
 
     async def checked(self: Client, name: str, arguments: dict[str, Any] | None = None, *a: Any, **kw: Any) -> Any:
         # Listed before the first call: the SDK's session keeps this listing and checks the result
-        # against it too, instead of asking tools/list a second time (two listings were a tenth of
-        # the suite's CPU). Listed again for a tool the listing lacks (repair mode switches tools on).
+        # against it too, instead of asking tools/list a second time (~20 ms of CPU per test client).
+        # Listed again for a tool the listing lacks (repair mode switches tools on).
         schemas: dict[str, Any] | None = self.__dict__.get("_output_schemas")
         if schemas is None or name not in schemas:
             listing = await self.list_tools(cache_mode="use" if schemas is None else "refresh")
