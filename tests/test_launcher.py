@@ -170,7 +170,7 @@ def test_docs_give_the_generated_mcp_json(doc: str) -> None:
 def shell_env(emulator: GmailEmulator) -> dict[str, str]:
     """A user's shell: no outer venv on PATH, no MG_* left over; the emulator as Gmail."""
     env = user_shell_env()
-    uv = shutil.which("uv")
+    uv = shutil.which("uv", path=env["PATH"])
     if uv is None:
         pytest.skip("uv is not on PATH: the .mcp.json entry starts `uv`")
     env["PATH"] = os.pathsep.join([str(Path(uv).parent), env["PATH"]])

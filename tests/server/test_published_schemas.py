@@ -174,3 +174,20 @@ def test_pydantic_bound_names_become_json_schema_keywords_at_every_depth() -> No
         "$defs": {"Inner": {"type": "object", "additionalProperties": {"type": "integer", "maximum": 9}}},
         "default": {"ge": 1},
     }
+
+
+async def test_a_second_tools_list_converts_nothing_again(demo: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK hands out fresh copies of the same schemas on every tools/list; converting them
+    again each time was two thirds of a tools/list's CPU. The second listing is the same, from the cache."""
+    server = build_server(demo)
+    first = await server.list_tools()
+    conversions: list[int] = []
+
+    def counted(schema: dict[str, Any]) -> dict[str, Any]:
+        conversions.append(1)
+        return standard_schema(schema)
+
+    monkeypatch.setattr("mcp_multi_gmail.server.schema.standard_schema", counted)
+    second = await server.list_tools()
+    assert conversions == []
+    assert [tool.model_dump() for tool in second] == [tool.model_dump() for tool in first]

@@ -45,5 +45,11 @@ def user_shell_env(*, drop_prefixes: tuple[str, ...] = (), drop: tuple[str, ...]
     venv_bin = str(Path(sys.prefix) / ("Scripts" if os.name == "nt" else "bin"))
     gone = ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT", "PYTHONPATH", *drop)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MG_", *drop_prefixes)) and k not in gone}
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
+    path = [p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin]
+    # The uv that runs the suite (`uv run` names it in $UV) comes first, as the user's own uv: a
+    # version manager's shim in front of it (pyenv's runs a dozen shell scripts) costs ~0.1 s a start.
+    uv = os.environ.get("UV", "").strip()
+    if uv and Path(uv).is_file():
+        path.insert(0, str(Path(uv).parent))
+    env["PATH"] = os.pathsep.join(path)
     return env

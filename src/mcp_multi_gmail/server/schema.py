@@ -67,9 +67,10 @@ def _sub(schema: Any) -> Any:
     return standard_schema(schema) if isinstance(schema, dict) else schema  # `true`/`false` are schemas too
 
 
-# Per tool name: the SDK's schemas and description (the same objects on every tools/list until a
-# tool is registered again) and what they were turned into. tools/list is asked often and its
-# schemas are ~60 KB: they are converted once, not on every request.
+# Per tool name: the SDK's schemas and description and what they were turned into. tools/list is
+# asked often and its schemas are ~130 KB: they are converted once, not on every request. The SDK
+# hands out fresh copies of the same schemas on every tools/list (its Tool model copies the dicts),
+# so the cache compares them by value, which costs far less than converting them again.
 _DONE: dict[str, tuple[tuple[Any, Any, Any], dict[str, Any]]] = {}
 
 
@@ -77,7 +78,7 @@ def published(tool: Tool) -> Tool:
     """The tool as it goes out in tools/list."""
     originals = (tool.input_schema, tool.output_schema, tool.description)
     done = _DONE.get(tool.name)
-    if done is None or any(a is not b for a, b in zip(done[0], originals, strict=True)):
+    if done is None or done[0] != originals:
         changes: dict[str, Any] = {"input_schema": standard_schema(tool.input_schema)}
         if tool.output_schema is not None:
             changes["output_schema"] = standard_schema(tool.output_schema)

@@ -400,8 +400,12 @@ def _match_older_than(msg: SearchView, ctx: RawContext, value: str) -> bool:
 
 
 def _match_msgid(msg: SearchView, ctx: RawContext, value: str) -> bool:
+    # Only the Message-ID: the word index of the whole message is not built for it.
     wanted = _strip_msgid(value)
-    return bool(wanted) and _index(msg.parsed).message_id == wanted
+    found = msg.parsed.message_id  # already without whitespace
+    if found is not None and found.startswith("<") and found.endswith(">"):
+        found = found[1:-1]
+    return bool(wanted) and found == wanted
 
 
 def _match_larger(msg: SearchView, ctx: RawContext, value: str) -> bool:
