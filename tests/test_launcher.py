@@ -169,8 +169,9 @@ def test_docs_give_the_generated_mcp_json(doc: str) -> None:
 
 def shell_env(emulator: GmailEmulator) -> dict[str, str]:
     """A user's shell: no outer venv on PATH, no MG_* left over; the emulator as Gmail."""
-    env = user_shell_env()
-    uv = shutil.which("uv", path=env["PATH"])
+    env = user_shell_env()  # the suite's own uv first on PATH (support/release.py)
+    # A uv that lives only in the venv (whose bin user_shell_env takes off PATH) is put back in front.
+    uv = shutil.which("uv", path=env["PATH"]) or shutil.which("uv")
     if uv is None:
         pytest.skip("uv is not on PATH: the .mcp.json entry starts `uv`")
     env["PATH"] = os.pathsep.join([str(Path(uv).parent), env["PATH"]])

@@ -26,23 +26,16 @@ PLAIN = ("src", "packages/gmail-emulator/src")
 FAILURES = (OSError, SyntaxError, ValueError)
 
 
-def _rewritten(config: pytest.Config, tests: Path) -> list[Path]:
-    """The files pytest rewrites: its python_files patterns and every conftest.py."""
+def _files(config: pytest.Config, root: Path) -> tuple[list[Path], list[Path]]:
+    """The files pytest rewrites (its python_files patterns and every conftest.py), and the rest."""
     patterns = [*config.getini("python_files"), "conftest.py"]
-    found = []
-    for path in sorted(tests.rglob("*.py")):
-        if "node_modules" in path.parts:
-            continue
-        if any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns):
-            found.append(path)
-    return found
-
-
-def _plain(root: Path, tests: Path, rewritten: list[Path]) -> list[Path]:
-    skip = set(rewritten)
-    found = [path for folder in PLAIN for path in sorted((root / folder).rglob("*.py"))]
-    found += [path for path in sorted(tests.rglob("*.py")) if path not in skip and "node_modules" not in path.parts]
-    return found
+    rewritten: list[Path] = []
+    plain = [path for folder in PLAIN for path in sorted((root / folder).rglob("*.py"))]
+    for path in sorted((root / "tests").rglob("*.py")):
+        if "node_modules" not in path.parts:
+            rewritten_here = any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns)
+            (rewritten if rewritten_here else plain).append(path)
+    return rewritten, plain
 
 
 def _write(config: pytest.Config, rewritten: list[Path], plain: list[Path]) -> None:
@@ -62,14 +55,11 @@ def write_before_workers(config: pytest.Config) -> None:
     """Compile the suite's modules once, one process per core, before the workers import them."""
     if sys.dont_write_bytecode or not hasattr(os, "fork"):
         return
-    root = config.rootpath
-    tests = root / "tests"
-    rewritten = _rewritten(config, tests)
+    rewritten, plain = _files(config, config.rootpath)
     # The plugins the controller has already rewritten in memory (hypothesis, anyio, xdist): every
     # worker rewrites them again at its start unless their files are written too.
     hook = config.stash[rewrite.assertstate_key].hook
     rewritten += [path for path in getattr(hook, "_rewritten_names", {}).values() if path not in rewritten]
-    plain = _plain(root, tests, rewritten)
     jobs = max(1, min(os.cpu_count() or 1, 4))
     children = []
     for share in range(1, jobs):

@@ -402,10 +402,8 @@ def _match_older_than(msg: SearchView, ctx: RawContext, value: str) -> bool:
 def _match_msgid(msg: SearchView, ctx: RawContext, value: str) -> bool:
     # Only the Message-ID: the word index of the whole message is not built for it.
     wanted = _strip_msgid(value)
-    found = msg.parsed.message_id  # already without whitespace
-    if found is not None and found.startswith("<") and found.endswith(">"):
-        found = found[1:-1]
-    return bool(wanted) and found == wanted
+    found = msg.parsed.message_id
+    return bool(wanted) and found is not None and _strip_msgid(found) == wanted
 
 
 def _match_larger(msg: SearchView, ctx: RawContext, value: str) -> bool:
