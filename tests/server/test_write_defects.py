@@ -15,8 +15,9 @@ from sweep_box import ACCOUNTING, BANK, BOX, PROCESSED, Spec, config_entry, load
 from toolcalls import Call, error, ok
 
 from gmail_emulator import FaultRule, GmailEmulator
+from mcp_multi_gmail import statefile
 from mcp_multi_gmail.errors import MailError
-from mcp_multi_gmail.mail import records, undo
+from mcp_multi_gmail.mail import undo
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -199,7 +200,7 @@ async def test_a_failing_sweep_keeps_its_own_error_when_its_record_cannot_be_wri
     runtime = make_box(both())
     change = {"seen": True}
     preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change=change)
-    real = records.write_atomically
+    real = statefile.write_atomically
     writes: list[Path] = []
 
     def full_disk(path: Path, text: str) -> None:
@@ -208,7 +209,7 @@ async def test_a_failing_sweep_keeps_its_own_error_when_its_record_cannot_be_wri
             raise OSError(28, "No space left on device")
         real(path, text)
 
-    monkeypatch.setattr(records, "write_atomically", full_disk)
+    monkeypatch.setattr("mcp_multi_gmail.mail.records.write_atomically", full_disk)
     emulator.add_fault(FaultRule("bye:Account exceeded command or bandwidth limits.", match="UID SEARCH"))
     body = await error(
         call, runtime, "mg_sweep", account="o", query=QUERY, change=change, confirm_token=preview["confirm_token"]
