@@ -16,8 +16,8 @@ from mcp_multi_gmail.errors import ErrorCode
 from mcp_multi_gmail.layout import GUARD_MESSAGE
 from mcp_multi_gmail.server import instructions
 from mcp_multi_gmail.server.instructions import (
-    GUIDE_URI,
     GUIDE_PREFIX,
+    GUIDE_URI,
     GUIDES_BY_NEED,
     MAX_CHARS,
     SAFETY_WITHIN,
