@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sweep_box import ACCOUNTING, BANK, PROCESSED
 
@@ -27,8 +28,10 @@ FLAG_NAMES = {"seen": SEEN, "flagged": FLAGGED}
 
 # A message as the snapshot shows it: (labels, flags, location).
 View = tuple[frozenset[str], frozenset[str], str]
-# One attribute change: (attribute, name, "got" | "lost"), counted over messages.
+# One attribute change: (attribute, name, "added" | "removed"), counted over messages.
 Key = tuple[str, str, str]
+# One entry of a result's `changes`: (attribute, name, action, replaced_by) -> (changed, already, failed).
+Entries = dict[tuple[str, str, str, str | None], tuple[int, int, int]]
 
 
 @dataclass
@@ -95,16 +98,45 @@ def snapshot(emulator: GmailEmulator, box: str) -> dict[str, View]:
 
 
 def diff(before: dict[str, View], after: dict[str, View]) -> Counter[Key]:
-    """How many messages got or lost each label and flag, and went into or out of Trash."""
+    """How many messages got or lost each label and flag, and went into or out of Trash (the labels a
+    move into or out of Trash takes along belong to the move)."""
     counts: Counter[Key] = Counter()
     for tag, (labels, flags, place) in after.items():
         old_labels, old_flags, old_place = before[tag]
-        for attribute, old, new in (("label", old_labels, labels), ("flag", old_flags, flags)):
-            counts.update((attribute, name, "got") for name in new - old)
-            counts.update((attribute, name, "lost") for name in old - new)
         if place != old_place:
-            counts["trash", "", "got" if place == "trash" else "lost"] += 1
+            counts["trash", "", "added" if place == "trash" else "removed"] += 1
+            continue
+        for attribute, old, new in (("label", old_labels, labels), ("flag", old_flags, flags)):
+            counts.update((attribute, name, "added") for name in new - old)
+            counts.update((attribute, name, "removed") for name in old - new)
     return counts
+
+
+def reported(result: dict[str, Any]) -> Counter[Key]:
+    """What a result's `changes` say changed, keyed as `diff` keys the snapshots' difference."""
+    counts: Counter[Key] = Counter()
+    for entry in result["changes"]:
+        if entry["changed"]:
+            name = "" if entry["attribute"] == "trash" else entry["name"]
+            counts[entry["attribute"], name, entry["action"]] += entry["changed"]
+    return counts
+
+
+def entries(result: dict[str, Any]) -> Entries:
+    """A result's `changes` that count anything (an entry of all zeros says nothing a test can check)."""
+    out: Entries = {}
+    for e in result["changes"]:
+        counts = (e["changed"], e["already"], e["failed"])
+        if any(counts):
+            name = "" if e["attribute"] == "trash" else e["name"]
+            key = (e["attribute"], name, e["action"], e.get("replaced_by"))
+            assert key not in out, result["changes"]
+            out[key] = counts
+    return out
+
+
+def entry(attribute: str, name: str, on: bool, counts: tuple[int, int, int], by: str | None = None) -> Entries:
+    return {(attribute, name, "added" if on else "removed", by): counts} if any(counts) else {}
 
 
 class Mailbox:
@@ -144,11 +176,14 @@ class Mailbox:
         *,
         replaces: tuple[str, ...] = (),
         stubborn: str | None = None,
-    ) -> tuple[list[str], list[str], list[str], list[Change]]:
-        """(changed, already, failed, changes) of setting `name` to `on` on `tags`. A stubborn message's
-        first STORE is accepted and not applied; a replaced classification comes off only where the
-        new one is on after the change."""
-        changed, already, failed, changes = [], [], [], []
+    ) -> tuple[list[str], list[str], list[str], list[Change], Entries]:
+        """(changed, already, failed, changes, entries) of setting `name` to `on` on `tags`. A stubborn
+        message's first STORE is accepted and not applied; a replaced classification comes off only
+        where the new one is on after the change (elsewhere it is kept, and counted nowhere)."""
+        changed: list[str] = []
+        already: list[str] = []
+        failed: list[str] = []
+        changes: list[Change] = []
         for tag in tags:
             msg = self.messages[tag]
             if msg.has(attribute, name) is on:
@@ -159,13 +194,17 @@ class Mailbox:
                 msg.put(attribute, name, on)
                 changed.append(tag)
                 changes.append(Change(tag, attribute, name, on))
+        found = entry(attribute, name, on, (len(changed), len(already), len(failed)))
         for other in replaces:
+            off = 0
             for tag in tags:
                 msg = self.messages[tag]
                 if tag not in failed and other in msg.labels:
                     msg.labels.discard(other)
                     changes.append(Change(tag, "label", other, False))
-        return changed, already, failed, changes
+                    off += 1
+            found |= entry("label", other, False, (off, 0, 0), by=name)
+        return changed, already, failed, changes, found
 
     def trash(self, tag: str) -> set[str]:
         """Into Trash; returns the labels it had (Gmail's Trash keeps neither user labels nor the Inbox)."""
@@ -177,16 +216,24 @@ class Mailbox:
 
     # --- undo --------------------------------------------------------------------------------
 
-    def undo(self, record: UndoRecord) -> tuple[int, int]:
-        """(restored, skipped): each change set back only where it is still as the write left it."""
+    def undo(self, record: UndoRecord) -> tuple[int, int, Entries]:
+        """(restored, skipped, entries): each change set back only where it is still as the write left
+        it; one that is not is skipped, and counted as already where the message is in All Mail."""
         restored = skipped = 0
+        counts: dict[tuple[str, str, bool], list[int]] = {}
         for change in record.changes:
             msg = self.messages[change.tag]
-            if msg.trash or msg.has(change.attribute, change.name) is not change.on:
+            count = counts.setdefault((change.attribute, change.name, not change.on), [0, 0, 0])
+            if msg.trash:
                 skipped += 1
+            elif msg.has(change.attribute, change.name) is not change.on:
+                skipped += 1
+                count[1] += 1
             else:
                 msg.put(change.attribute, change.name, not change.on)
                 restored += 1
+                count[0] += 1
+        back = 0
         for tag, labels in record.trashed.items():
             msg = self.messages[tag]
             if not msg.trash:
@@ -194,5 +241,9 @@ class Mailbox:
                 continue
             msg.trash = False
             msg.labels |= labels
-            restored += 1
-        return restored, skipped
+            back += 1
+        found: Entries = {}
+        for (attribute, name, on), (changed, already, failed) in counts.items():
+            found |= entry(attribute, name, on, (changed, already, failed))
+        found |= entry("trash", "", False, (back, 0, 0))
+        return restored + back, skipped, found
