@@ -256,13 +256,13 @@ async def _one_click(
             left.settle(claim, replace(claim, at=now_iso(), pending=False))
         except MailError as error:
             logger.error("unsubscribe: recording %s as left failed: %s", claim.list, error.message)
-            recorded = "It could not be recorded as left either, but the call's claim on it stays in the record"
+            recorded = f"Recording the list as left failed too ({error.message})"
         else:
             recorded = "So this list is recorded as left"
         raise MailError(
             failure.code,
-            f"{failure.message} The request reached the endpoint. {recorded}; only if the user wants another "
-            "try, call again with force: true.",
+            f"{failure.message} The request reached the endpoint. {recorded}; do not call again for this list "
+            "unless the user wants another try, and then with force: true.",
         ) from None
     except MailError:
         _take_back(left, claim)  # refused at the lookup: nothing was contacted
