@@ -19,9 +19,12 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from mcp_multi_gmail.errors import MailError
+from mcp_multi_gmail.gmail import web
 from mcp_multi_gmail.gmail.parse.listheaders import LIST_UNSUBSCRIBE, LIST_UNSUBSCRIBE_POST, ListFacts, mailto
+from mcp_multi_gmail.gmail.special_addresses import refusal
 from mcp_multi_gmail.headers import address_problem, is_header_breaking, show
 from mcp_multi_gmail.headers import check_header_value as check_header_value  # re-exported for callers
+from mcp_multi_gmail.request import OptOut
 
 MAX_MESSAGE_MB = 25  # MiB, as Gmail counts them
 MAX_MESSAGE_BYTES = MAX_MESSAGE_MB * 1024 * 1024
@@ -386,19 +389,9 @@ def check_message_size(size_bytes: int, attachment_count: int) -> None:
 # Only by the message's own List-Unsubscribe, and only when a DKIM signature Gmail passed covers it
 # (RFC 8058 section 4). `why_not_*`: the first rule broken, in a few words; `check_*` refuse with it.
 
-ONE_CLICK_PORT = 443
 OPT_OUT_TEXT = "unsubscribe"  # subject and body of a mailto opt-out whose URL names none
 MAX_OPT_OUT_SUBJECT = 998  # one header line (RFC 5322 section 2.1.1)
 MAX_OPT_OUT_BODY = 10_000  # list servers read a command or two; more is no opt-out
-
-
-@dataclass(frozen=True)
-class OptOut:
-    """The one message a mailto opt-out may send: to this address, with this subject and body."""
-
-    address: str
-    subject: str
-    body: str
 
 
 def check_can_unsubscribe(account: str, can_unsubscribe: bool) -> None:
@@ -417,8 +410,7 @@ def _fields_problem(facts: ListFacts) -> str | None:
 
 
 def _signing_problem(facts: ListFacts, *, post: bool) -> str | None:
-    """Why Gmail's verdict does not vouch for List-Unsubscribe (and, with `post`, for
-    List-Unsubscribe-Post too, by the same signature: RFC 8058 section 4), or None."""
+    """Why no signature Gmail passed covers List-Unsubscribe (with `post`: and its Post field, RFC 8058 §4), or None."""
     if not facts.gmail_verdict:
         return "no DKIM verdict of Gmail's own (mx.google.com)"
     if "pass" not in facts.dkim_results:
@@ -432,21 +424,28 @@ def _signing_problem(facts: ListFacts, *, post: bool) -> str | None:
     return None
 
 
-def _url_problem(url: str) -> str | None:
-    if any(ch.isspace() or not ch.isprintable() for ch in url):
-        return "the URL holds spaces or control characters"
+def one_click_target(url: str) -> web.OneClickTarget | str:
+    """What a one-click POST to `url` asks for, or the first rule it breaks: one rule, for the overview and the call."""
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:
         return "the URL cannot be read"
-    if "@" in parts.netloc:
-        return "the URL carries a user name or password"
-    if port is not None and port != ONE_CLICK_PORT:
-        return f"the URL names port {port}, not {ONE_CLICK_PORT}"
-    if not parts.hostname:
-        return "the URL names no host"
-    return None
+    literal = web.literal_address(host := parts.hostname or "")  # urlsplit gives the name in lower case
+    unreachable = refusal(literal) if literal is not None else None  # a name's addresses: web.py, at the request
+    named = literal is not None or ("[" not in parts.netloc and web.is_host_name(host))
+    broken = (
+        (len(url) > web.MAX_URL_LENGTH, f"the URL is {len(url)} characters long, over {web.MAX_URL_LENGTH}"),
+        (web.URL_CHARACTERS.fullmatch(url) is None, "the URL holds characters a URL cannot (RFC 3986)"),
+        (parts.scheme != "https", f"the URL's scheme is {parts.scheme or 'missing'}, not https"),
+        ("@" in parts.netloc, "the URL carries a user name or password"),
+        (port not in (None, web.HTTPS_PORT), f"the URL names port {port}, not {web.HTTPS_PORT}"),
+        (not host, "the URL names no host"),
+        (not named, f"the URL's host {host} is not a host name or an IP address"),
+        (unreachable is not None, f"the URL's host is the address {literal}, {unreachable}"),
+    )
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return next((why for hit, why in broken if hit), None) or web.OneClickTarget(host, path, literal)
 
 
 def why_not_one_click(facts: ListFacts) -> str | None:
@@ -460,21 +459,22 @@ def why_not_one_click(facts: ListFacts) -> str | None:
         return "no List-Unsubscribe-Post field"
     if not facts.one_click_post:
         return "List-Unsubscribe-Post does not say List-Unsubscribe=One-Click"
-    return _url_problem(url) or _signing_problem(facts, post=True)
+    target = one_click_target(url)
+    return target if isinstance(target, str) else _signing_problem(facts, post=True)
 
 
-def check_one_click(account: str, facts: ListFacts) -> str:
-    """The https URL a one-click POST may go to; refuses with the rule the message breaks."""
+def check_one_click(account: str, facts: ListFacts) -> web.OneClickTarget:
+    """What a one-click POST may go to; refuses with the rule the message breaks."""
     problem = why_not_one_click(facts)
-    url = facts.first("https")
-    if problem is not None or url is None:
+    target = one_click_target(facts.first("https") or "")
+    if problem is not None or isinstance(target, str):
         raise MailError(
             "unsubscribe_refused",
             f'One-click unsubscribe from this list of mailbox "{account}" is refused: {problem}. Nothing was '
             "contacted. RFC 8058 allows it only for a signed header that offers it; mg_list_subscriptions shows "
             "the other ways out (mailto, web_link).",
         )
-    return url
+    return target
 
 
 def _opt_out_problem(facts: ListFacts) -> str | None:
