@@ -1,12 +1,17 @@
-"""Mutation testing of the permission module: every changed decision must be caught by its own tests.
+"""Mutation testing of the decisions: every changed decision must be caught by the tests.
 
-    uv run python scripts/mutation.py            # run mutmut on policy.py, then judge the survivors
-    uv run python scripts/mutation.py --reuse    # judge the last run in mutants/ again, without running
-    uv run python scripts/mutation.py --verbose  # also show the message-text survivors
+    uv run python scripts/mutation.py                  # run mutmut on policy.py, then judge the survivors
+    uv run python scripts/mutation.py --target writes  # the write paths: sweep, undo, restore, unsubscribe
+    uv run python scripts/mutation.py --reuse          # judge the last run again, without running
+    uv run python scripts/mutation.py --verbose        # also show the message-text survivors
 
-mutmut (configured in pyproject.toml, `[tool.mutmut]`) mutates src/mcp_multi_gmail/policy.py and
-runs every `tests/test_policy*.py` file against each mutant. This script then sorts what survived
-(or had no test at all):
+Two targets. `policy` (the default): mutmut, configured in pyproject.toml `[tool.mutmut]`, mutates
+the permission module and runs every `tests/test_policy*.py` file against each mutant, in mutants/.
+`writes`: the decision code of the write paths (pyproject.toml `[tool.mutmut-writes]`: the sweep,
+the undo record and its restore, the token life cycle, the label routine, the unsubscribe and the
+record of lists left) with the emulator tests that exercise them; mutmut runs in mutants-writes/,
+with that table as its `[tool.mutmut]`. This script then sorts what survived (or had no test at
+all):
 
 - message text: the mutant changes nothing but the text of a message (a string literal that only
   ever ends up in the message of a MailError or of an exception). It may survive.
@@ -14,8 +19,9 @@ runs every `tests/test_policy*.py` file against each mutant. This script then so
   why it cannot change behaviour.
 - decision: anything else. The script exits 1 while one is left, and also while an entry of the
   equivalents file matches no surviving decision mutant (a stale entry), so the list stays reviewed.
+  Each target has its own file: tests/policy_equivalent_mutants.toml, tests/writes_equivalent_mutants.toml.
 
-docs/en/development.md ("Mutation testing of policy.py") says how to kill a survivor.
+docs/en/development.md ("Mutation testing") says how to kill a survivor.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -35,12 +42,55 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = "src/mcp_multi_gmail/policy.py"
-EQUIVALENTS = ROOT / "tests" / "policy_equivalent_mutants.toml"
-MUTANTS = ROOT / "mutants"
-LOG = MUTANTS / "mutation-run.log"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one mutation run mutates, where mutmut works, and where its reviewed equivalents are."""
+
+    name: str
+    home: Path  # mutmut's working directory; it writes its mutants/ there
+    equivalents: Path
+    table: str  # pyproject.toml's table with this target's mutmut configuration
+
+    @property
+    def mutants(self) -> Path:
+        return self.home / "mutants"
+
+    @property
+    def log(self) -> Path:
+        return self.mutants / "mutation-run.log"
+
+    def config(self) -> dict[str, Any]:
+        tool = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]
+        config: dict[str, Any] = tool[self.table]
+        return config
+
+    def sources(self) -> list[str]:
+        return [str(path) for path in self.config()["source_paths"]]
+
+    def prepare(self) -> None:
+        """A target of its own gets a working directory: its configuration as the `[tool.mutmut]` of a
+        pyproject.toml there, and the project's src/ and tests/ linked in (mutmut copies them)."""
+        if self.home == ROOT:
+            return
+        shutil.rmtree(self.home, ignore_errors=True)
+        self.home.mkdir()
+        lines = ["[tool.mutmut]"] + [f"{key} = {json.dumps(value)}" for key, value in self.config().items()]
+        (self.home / "pyproject.toml").write_text("\n".join(lines) + "\n", "utf-8")
+        for name in ("src", "tests"):
+            (self.home / name).symlink_to(ROOT / name, target_is_directory=True)
+
+
+TARGETS = {
+    "policy": Target("policy", ROOT, ROOT / "tests" / "policy_equivalent_mutants.toml", "mutmut"),
+    "writes": Target(
+        "writes", ROOT / "mutants-writes", ROOT / "tests" / "writes_equivalent_mutants.toml", "mutmut-writes"
+    ),
+}
 
 # Exceptions whose arguments are only message text. MailError's first argument is the error code,
 # which a client branches on: only its later arguments are text.
@@ -55,6 +105,7 @@ class Mutant:
     function: str  # the function it mutates, e.g. check_count
     status: str  # mutmut's word: killed, survived, no tests, timeout, ...
     diff: str  # as `mutmut show` prints it
+    source: str = ""  # the file, e.g. src/mcp_multi_gmail/policy.py
 
     def lines(self, sign: str) -> list[str]:
         """The diff's added (`+`) or removed (`-`) lines, without the sign and the indentation."""
@@ -67,9 +118,10 @@ class Equivalent:
     plus: str  # the mutant's `+` line; "" for a mutant that only removes code
     minus: str  # the `-` line; needed only when `plus` is empty
     reason: str
+    module: str = ""  # the file's name (sweep.py) where a target mutates several
 
     def matches(self, mutant: Mutant) -> bool:
-        if mutant.function != self.function:
+        if mutant.function != self.function or (self.module and Path(mutant.source).name != self.module):
             return False
         if self.plus:
             return self.plus.strip() in mutant.lines("+")
@@ -207,40 +259,55 @@ def only_message_text(original: str, mutated: str) -> bool:
 # --- running mutmut and reading its results --------------------------------------------------
 
 
-def run_mutmut() -> tuple[int, float, float]:
-    """Run mutmut from scratch; returns its exit code, the wall time and the CPU time (seconds)."""
-    shutil.rmtree(MUTANTS, ignore_errors=True)
-    MUTANTS.mkdir()
+def run_mutmut(target: Target, max_minutes: float | None = None) -> tuple[int, float, float]:
+    """Run mutmut from scratch; returns its exit code, the wall time and the CPU time (seconds). With
+    `max_minutes`, mutmut is stopped then (exit code -1): what it checked by then is kept, the rest is
+    "not checked" (it runs the mutants with the fastest tests first)."""
+    target.prepare()
+    shutil.rmtree(target.mutants, ignore_errors=True)
+    target.mutants.mkdir()
     mutmut = Path(sys.executable).with_name("mutmut")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
-    with LOG.open("wb") as log:
-        code = subprocess.run(
-            [str(mutmut), "run"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=False
-        ).returncode
+    with target.log.open("wb") as log:
+        # A session of its own, so that stopping it stops its workers too (and nothing else).
+        process = subprocess.Popen(
+            [str(mutmut), "run"], cwd=target.home, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            code = process.wait(timeout=None if max_minutes is None else max_minutes * 60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+            code = -1
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return code, wall, cpu
 
 
-def read_mutants() -> list[Mutant]:
+def read_mutants(target: Target) -> list[Mutant]:
     # mutmut's own readers, so the diffs are exactly what `mutmut show` prints (it is pinned in uv.lock).
     from mutmut.mutation.diff_apply import get_diff_for_mutant
     from mutmut.stats import status_by_exit_code
     from mutmut.utils.format_utils import orig_function_and_class_names_from_key
 
-    meta = json.loads((MUTANTS / (SOURCE + ".meta")).read_text("utf-8"))
     mutants = []
-    for name, code in meta["exit_code_by_key"].items():
-        function, cls = orig_function_and_class_names_from_key(name)
-        status = status_by_exit_code[code]
-        diff = get_diff_for_mutant(name, path=SOURCE) if status not in CAUGHT else ""
-        mutants.append(Mutant(name, f"{cls}.{function}" if cls else function, status, diff))
+    for source in target.sources():
+        meta = json.loads((target.mutants / (source + ".meta")).read_text("utf-8"))
+        for name, code in meta["exit_code_by_key"].items():
+            function, cls = orig_function_and_class_names_from_key(name)
+            status = status_by_exit_code[code]
+            diff = get_diff_for_mutant(name, path=source) if status not in CAUGHT else ""
+            mutants.append(Mutant(name, f"{cls}.{function}" if cls else function, status, diff, source))
     return mutants
 
 
-def function_sources(name: str) -> tuple[str, str]:
+def function_sources(name: str, source: str) -> tuple[str, str]:
     """The original and the mutated source of the function a mutant changes."""
     import libcst as cst
     from mutmut.mutation.diff_apply import (
@@ -250,28 +317,38 @@ def function_sources(name: str) -> tuple[str, str]:
         read_original_function,
     )
 
-    functions = read_functions_from_index(name, SOURCE)
+    functions = read_functions_from_index(name, source)
     if functions is None:
-        module = read_mutants_module(SOURCE)
+        module = read_mutants_module(source)
         functions = (read_original_function(module, name), read_mutant_function(module, name))
     # A method's source is indented under its class.
     original, mutated = (textwrap.dedent(cst.Module([f]).code) for f in functions)
     return original, mutated
 
 
-def load_equivalents() -> list[Equivalent]:
-    data = tomllib.loads(EQUIVALENTS.read_text("utf-8")) if EQUIVALENTS.exists() else {}
+def load_equivalents(path: Path) -> list[Equivalent]:
+    data = tomllib.loads(path.read_text("utf-8")) if path.exists() else {}
     entries = []
     for i, entry in enumerate(data.get("mutant", []), start=1):
         missing = {"function", "reason"} - entry.keys()
         if missing or not (entry.get("plus") or entry.get("minus")):
-            raise SystemExit(f"{EQUIVALENTS.name}: entry {i} needs function, plus (or minus) and reason")
-        entries.append(Equivalent(entry["function"], entry.get("plus", ""), entry.get("minus", ""), entry["reason"]))
+            raise SystemExit(f"{path.name}: entry {i} needs function, plus (or minus) and reason")
+        entries.append(
+            Equivalent(
+                entry["function"],
+                entry.get("plus", ""),
+                entry.get("minus", ""),
+                entry["reason"],
+                entry.get("module", ""),
+            )
+        )
     return entries
 
 
-def test_files() -> list[str]:
-    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_policy*.py"))
+def test_files(target: Target) -> list[str]:
+    if target.name == "policy":
+        return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_policy*.py"))
+    return [arg for arg in target.config().get("pytest_add_cli_args_test_selection", []) if arg.startswith("tests")]
 
 
 @dataclass
@@ -282,10 +359,11 @@ class Verdict:
     decisions: list[Mutant] = field(default_factory=list)  # alive, and a decision changed: a failure
     stale: list[Equivalent] = field(default_factory=list)  # entries no surviving decision mutant matches
     undecided: list[Mutant] = field(default_factory=list)  # mutmut could not tell (suspicious, skipped, ...)
+    unchecked: list[Mutant] = field(default_factory=list)  # not run: mutmut was stopped at --max-minutes
 
     @property
     def failed(self) -> bool:
-        return bool(self.decisions or self.stale or self.undecided)
+        return bool(self.decisions or self.stale or self.undecided or self.unchecked)
 
     def split(self, status: str) -> str:
         kinds = (("message text", self.text), ("listed equivalent", self.listed), ("decision", self.decisions))
@@ -298,20 +376,23 @@ def judge(mutants: list[Mutant], equivalents: list[Equivalent]) -> Verdict:
     for mutant in mutants:
         if mutant.status in CAUGHT:
             continue
-        if mutant.status not in LEFT:
+        if mutant.status == "not checked":
+            verdict.unchecked.append(mutant)
+        elif mutant.status not in LEFT:
             verdict.undecided.append(mutant)
-        elif only_message_text(*function_sources(mutant.name)):
+        elif only_message_text(*function_sources(mutant.name, mutant.source)):
             verdict.text.append(mutant)
         elif matching := [i for i, entry in enumerate(equivalents) if entry.matches(mutant)]:
             used.update(matching)
             verdict.listed.append(mutant)
         else:
             verdict.decisions.append(mutant)
-    verdict.stale = [entry for i, entry in enumerate(equivalents) if i not in used]
+    # An entry can only be called stale when every mutant was run.
+    verdict.stale = [] if verdict.unchecked else [entry for i, entry in enumerate(equivalents) if i not in used]
     return verdict
 
 
-def report(verdict: Verdict, *, verbose: bool) -> None:
+def report(verdict: Verdict, equivalents: Path, *, verbose: bool) -> None:
     if verbose:
         for mutant in verdict.text:
             print(f"\n# message text, {mutant.status}: {mutant.name}\n{mutant.diff}")
@@ -321,39 +402,50 @@ def report(verdict: Verdict, *, verbose: bool) -> None:
         print(f"\n# NOT DECIDED ({mutant.status}): {mutant.name}\n{mutant.diff}")
     for entry in verdict.stale:
         shown = f"+ {entry.plus}" if entry.plus else f"- {entry.minus}"
-        print(f"\n# STALE entry in {EQUIVALENTS.name}, no surviving mutant matches it: {entry.function}: {shown}")
+        print(f"\n# STALE entry in {equivalents.name}, no surviving mutant matches it: {entry.function}: {shown}")
     counts = Counter(m.status for m in verdict.mutants)
     print(
         f"\n{len(verdict.mutants)} mutants: {counts['killed']} killed, {counts['timeout']} timed out, "
         f"{counts['survived']} survived ({verdict.split('survived')}), "
         f"{counts['no tests']} no tests ({verdict.split('no tests')})"
+        + (f", {len(verdict.unchecked)} not checked (stopped at --max-minutes)" if verdict.unchecked else "")
     )
+    for source in sorted({m.source for m in verdict.mutants}):
+        mine = [m for m in verdict.mutants if m.source == source]
+        left = Counter(m.status for m in mine)
+        print(
+            f"  {source}: {len(mine)} mutants, {left['killed']} killed, {left['timeout']} timed out, "
+            f"{left['survived']} survived, {left['no tests']} no tests, {left['not checked']} not checked"
+        )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--reuse", action="store_true", help="judge the last run in mutants/ without running mutmut")
     parser.add_argument("--verbose", action="store_true", help="also print the message-text survivors")
+    parser.add_argument("--target", choices=sorted(TARGETS), default="policy", help="what to mutate (policy)")
+    parser.add_argument("--max-minutes", type=float, help="stop mutmut after this long and judge what it checked")
     args = parser.parse_args()
-    os.chdir(ROOT)  # mutmut's readers take paths relative to the project
+    target = TARGETS[args.target]
 
-    print(f"mutation testing of {SOURCE} with {', '.join(test_files())}", flush=True)
+    print(f"mutation testing of {', '.join(target.sources())} with {', '.join(test_files(target))}", flush=True)
     if not args.reuse:
-        code, wall, cpu = run_mutmut()
-        if code != 0:
-            tail = LOG.read_text("utf-8", errors="replace")[-4000:]
+        code, wall, cpu = run_mutmut(target, args.max_minutes)
+        if code not in (0, -1):
+            tail = target.log.read_text("utf-8", errors="replace")[-4000:]
             print(tail.replace("\r", "\n"), file=sys.stderr)
-            print(f"mutmut run failed (exit {code}); its whole output is in {LOG.relative_to(ROOT)}", file=sys.stderr)
+            print(f"mutmut run failed (exit {code}); its whole output is in {target.log}", file=sys.stderr)
             return 2
-    verdict = judge(read_mutants(), load_equivalents())
-    report(verdict, verbose=args.verbose)
+    os.chdir(target.home)  # mutmut's readers take paths relative to its working directory
+    verdict = judge(read_mutants(target), load_equivalents(target.equivalents))
+    report(verdict, target.equivalents, verbose=args.verbose)
     if not args.reuse:
         print(f"time: {wall:.0f} s wall, {cpu:.0f} s CPU (mutmut and its test processes)")
     if verdict.failed:
         print(
-            "FAILED: kill each DECISION mutant with a test in tests/test_policy*.py that asserts what it "
-            f"changes, or list it in tests/{EQUIVALENTS.name} with the reason it cannot change behaviour; "
-            "remove STALE entries (docs/en/development.md, 'Mutation testing of policy.py')."
+            "FAILED: kill each DECISION mutant with a test that asserts what it changes, or list it in "
+            f"tests/{target.equivalents.name} with the reason it cannot change behaviour; remove STALE entries "
+            "(docs/en/development.md, 'Mutation testing')."
         )
         return 1
     print("OK: every mutant that changes a decision is killed or listed as equivalent")

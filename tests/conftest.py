@@ -31,7 +31,13 @@ settings.register_profile("hunt", derandomize=False, print_blob=True)
 # suite; this profile runs many more, longer ones, with fresh random examples (docs/en/development.md):
 # uv run pytest -n0 tests/server/test_write_model.py --hypothesis-profile=writes-long
 settings.register_profile(
-    "writes-long", derandomize=False, database=None, print_blob=True, max_examples=200, stateful_step_count=30
+    "writes-long",
+    derandomize=False,
+    database=None,
+    print_blob=True,
+    max_examples=200,
+    stateful_step_count=30,
+    deadline=None,  # a step is a tool call against the emulator: its time says nothing about the code
 )
 settings.load_profile("ci")
 

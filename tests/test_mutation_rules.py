@@ -128,10 +128,20 @@ def test_an_equivalent_entry_matches_its_function_and_plus_line_only() -> None:
     )
     assert mutation.Equivalent("check", "", "return low in entries", "why").matches(removal)
     assert not mutation.Equivalent("check", "", "return low in entries", "why").matches(mutant)
+    # Where a target mutates several files, an entry may name its file.
+    swept = mutation.Mutant("m.x_check__mutmut_1", "check", "survived", DIFF, "src/mcp_multi_gmail/mail/sweep.py")
+    assert mutation.Equivalent("check", "return low not in entries", "", "why", "sweep.py").matches(swept)
+    assert not mutation.Equivalent("check", "return low not in entries", "", "why", "undo.py").matches(swept)
 
 
-def test_the_listed_equivalents_are_well_formed() -> None:
-    entries = mutation.load_equivalents()
+@pytest.mark.parametrize("target", sorted(mutation.TARGETS))
+def test_the_listed_equivalents_are_well_formed(target: str) -> None:
+    entries = mutation.load_equivalents(mutation.TARGETS[target].equivalents)
     assert all(entry.function and entry.reason.strip() for entry in entries)
-    keys = [(entry.function, entry.plus, entry.minus) for entry in entries]
+    keys = [(entry.module, entry.function, entry.plus, entry.minus) for entry in entries]
     assert len(keys) == len(set(keys))
+
+
+def test_each_target_mutates_files_that_exist() -> None:
+    for target in mutation.TARGETS.values():
+        assert target.sources() and all((ROOT / source).is_file() for source in target.sources()), target.name

@@ -80,7 +80,7 @@ SWEEP_CHANGES = (
 
 # The suite's default: 5 sequences of at most 20 steps (about 5 s of CPU). The writes-long profile
 # (tests/conftest.py) runs its own, larger numbers.
-SHORT = {"max_examples": 5, "stateful_step_count": 20}
+SHORT = {"max_examples": 5, "stateful_step_count": 20, "deadline": None}
 
 
 def model_settings() -> settings:
