@@ -140,11 +140,16 @@ def apply(
     covered = [want.covers(before) for want in wants]
     todos = [set(want.todo(before)) for want in wants]
     touched = sorted({uid for uids in covered for uid in uids})
-    for batch in uid_batches(touched):
-        _batch(session, before, wants, covered, todos, batch, after)
+    try:
+        for batch in uid_batches(touched):
+            _batch(session, before, wants, covered, todos, batch, after)
+            if recorder is not None:
+                _failed_into(groups, wants, before)
+                recorder.settle_batch()
+    except BaseException:
         if recorder is not None:
-            _failed_into(groups, wants, before)
-            recorder.settle_batch()
+            recorder.let_go()  # cut off: the planned record stands, and an undo may take it at once
+        raise
     if recorder is not None:
         recorder.finish()
     return after
