@@ -142,3 +142,22 @@ async def test_trash_and_its_undo_report_the_move(
     assert again["changes"][0]["changed"] == 1
     already = await ok(call, runtime, "mg_trash_message", account="o", message_id=message_id("s-2"))
     assert (already["changes"][0]["changed"], already["changes"][0]["already"]) == (0, 1)
+
+
+async def test_a_replaced_classification_that_stays_on_is_a_failed_message(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+) -> None:
+    specs = [Spec("c-0", "Výpis", "vypisy@banka.example", ("\\Inbox", ACCOUNTING, BANK))]
+    specs += [Spec("c-1", "Re: Výpis", "vypisy@banka.example", ("\\Inbox", BANK), reply_to="c-0")]
+    load(emulator, specs, labels=(PROCESSED, ACCOUNTING, BANK))
+    runtime = make_runtime(write_config([config_entry()]))
+    thread = str(emulator.message(BOX, message_id("c-0")).thrid)  # type: ignore[union-attr]
+    emulator.set_knobs(store_not_applied_ids={message_id("c-0")})  # has Účetnictví; Banka will not come off
+    before = state(emulator)
+    done = await ok(call, runtime, "mg_label_thread", account="o", thread_id=thread, label=ACCOUNTING)
+    assert reported(done) == diff(before, state(emulator))
+    [stuck] = [m for m in done["messages"] if m["outcome"] == "failed"]
+    assert stuck["message_id"] == message_id("c-0") and '"Banka" it replaces' in stuck["detail"]
+    assert (done["succeeded"], done["failed"], done["threads"][0]["outcome"]) == (1, 1, "failed")
+    removed = next(e for e in done["changes"] if e["name"] == BANK)
+    assert (removed["changed"], removed["failed"], removed["replaced_by"]) == (1, 1, ACCOUNTING)
