@@ -15,6 +15,7 @@ from sweep_box import ACCOUNTING, BANK, BOX, PROCESSED, Spec, accounting_box, co
 from toolcalls import Call, ok
 
 from gmail_emulator import GmailEmulator
+from mcp_multi_gmail.mail.records import Records
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -77,6 +78,15 @@ async def test_a_sweep_its_apply_and_its_undo_over_1200_threads(
         ("label", BANK, "removed"): 3,  # vypis-1, -11, -501 keep Banka: Účetnictví did not take on them
     }
     assert failed == {(ACCOUNTING, "added"): 4, (BANK, "removed"): 0}  # vypis-500 had Účetnictví already
+    # Message by message: the undo record names exactly the messages whose label changed, per label.
+    gmail_ids = {m.header_id: m.msgid for m in emulator.messages(BOX)}
+    record = json.loads(Records(runtime.state_folder()).path(applied["undo_token"]).read_text())
+    for group in record["groups"]:
+        named = {msgid for msgid, _uid in group["messages"]} - set(group["failed"])
+        key = "added" if group["on"] else "removed"
+        moved = {gmail_ids[mid] for mid in swept if group["name"] in (swept if key == "added" else start)[mid][0]}
+        moved -= {gmail_ids[mid] for mid in swept if group["name"] in (start if key == "added" else swept)[mid][0]}
+        assert named == moved, group["name"]
     emulator.set_knobs(store_not_applied_ids=set())
     undone = await ok(call, runtime, "mg_undo", account="o", undo_token=applied["undo_token"])
     back = diff(swept, state(emulator))
