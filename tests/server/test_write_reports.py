@@ -15,6 +15,7 @@ from sweep_box import ACCOUNTING, BANK, BOX, PROCESSED, Spec, accounting_box, co
 from toolcalls import Call, ok
 
 from gmail_emulator import GmailEmulator
+from mcp_multi_gmail.mail.records import Records
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -77,6 +78,15 @@ async def test_a_sweep_its_apply_and_its_undo_over_1200_threads(
         ("label", BANK, "removed"): 3,  # vypis-1, -11, -501 keep Banka: Účetnictví did not take on them
     }
     assert failed == {(ACCOUNTING, "added"): 4, (BANK, "removed"): 0}  # vypis-500 had Účetnictví already
+    # Message by message: the undo record names exactly the messages whose label changed, per label.
+    gmail_ids = {m.header_id: m.msgid for m in emulator.messages(BOX)}
+    record = json.loads(Records(runtime.state_folder()).path(applied["undo_token"]).read_text())
+    for group in record["groups"]:
+        named = {msgid for msgid, _uid in group["messages"]} - set(group["failed"])
+        key = "added" if group["on"] else "removed"
+        moved = {gmail_ids[mid] for mid in swept if group["name"] in (swept if key == "added" else start)[mid][0]}
+        moved -= {gmail_ids[mid] for mid in swept if group["name"] in (start if key == "added" else swept)[mid][0]}
+        assert named == moved, group["name"]
     emulator.set_knobs(store_not_applied_ids=set())
     undone = await ok(call, runtime, "mg_undo", account="o", undo_token=applied["undo_token"])
     back = diff(swept, state(emulator))
@@ -142,3 +152,22 @@ async def test_trash_and_its_undo_report_the_move(
     assert again["changes"][0]["changed"] == 1
     already = await ok(call, runtime, "mg_trash_message", account="o", message_id=message_id("s-2"))
     assert (already["changes"][0]["changed"], already["changes"][0]["already"]) == (0, 1)
+
+
+async def test_a_replaced_classification_that_stays_on_is_a_failed_message(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+) -> None:
+    specs = [Spec("c-0", "Výpis", "vypisy@banka.example", ("\\Inbox", ACCOUNTING, BANK))]
+    specs += [Spec("c-1", "Re: Výpis", "vypisy@banka.example", ("\\Inbox", BANK), reply_to="c-0")]
+    load(emulator, specs, labels=(PROCESSED, ACCOUNTING, BANK))
+    runtime = make_runtime(write_config([config_entry()]))
+    thread = str(emulator.message(BOX, message_id("c-0")).thrid)  # type: ignore[union-attr]
+    emulator.set_knobs(store_not_applied_ids={message_id("c-0")})  # has Účetnictví; Banka will not come off
+    before = state(emulator)
+    done = await ok(call, runtime, "mg_label_thread", account="o", thread_id=thread, label=ACCOUNTING)
+    assert reported(done) == diff(before, state(emulator))
+    [stuck] = [m for m in done["messages"] if m["outcome"] == "failed"]
+    assert stuck["message_id"] == message_id("c-0") and '"Banka" it replaces' in stuck["detail"]
+    assert (done["succeeded"], done["failed"], done["threads"][0]["outcome"]) == (1, 1, "failed")
+    removed = next(e for e in done["changes"] if e["name"] == BANK)
+    assert (removed["changed"], removed["failed"], removed["replaced_by"]) == (1, 1, ACCOUNTING)

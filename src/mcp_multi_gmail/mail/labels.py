@@ -157,6 +157,13 @@ def apply_label(
             )
         else:
             outcome, detail = "failed", f'Gmail refused to {verb} the label "{label}".'
+        stuck = [w.name for w in wants[1:] if uid in w.failed]
+        if stuck and outcome != "failed":
+            outcome = "failed"
+            detail = (
+                f'The label "{label}" is on, but the classification "{stuck[0]}" it replaces was still on the message '
+                "when it was read back. Call again with the same ids."
+            )
         outcomes[uid] = LabelOutcome(message_id=message_ids.get(uid), uid=uid, outcome=outcome, detail=detail)
     return _Applied(outcomes, after, wants)
 
@@ -352,7 +359,6 @@ def _label_threads(
         steps.step(f"other classifications taken off: {', '.join(others) or 'none there'}")
     outcomes: list[ThreadOutcome] = []
     messages: list[LabelOutcome] = []
-    bad = {uid for uid, o in applied.outcomes.items() if o.outcome not in _SUCCEEDED}
     for thread in threads:
         own = members[thread]
         if not own:
@@ -372,7 +378,6 @@ def _label_threads(
         results = [applied.outcomes[uid] for uid in own]
         messages.extend(results)
         failed = sum(1 for m in results if m.outcome not in _SUCCEEDED)
-        failed += sum(1 for uid in own if any(uid in w.failed for w in applied.wants[1:]) and uid not in bad)
         still = {lb.casefold() for uid in own for lb in (after.get(uid) or Fetched(uid=uid)).labels or ()}
         present = {lb.casefold() for uid in own for lb in before[uid].labels or ()}
         replaced = sorted({_configured(account, lb) for lb in others if lb.casefold() in present - still})

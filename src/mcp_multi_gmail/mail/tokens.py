@@ -20,6 +20,7 @@ import os
 import secrets
 import socket
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from ..errors import invalid_input
@@ -49,7 +50,11 @@ def _alive(pid: int) -> bool:
         return False
     except OSError:  # it exists, under another user
         return True
-    return True
+    try:  # Linux: a killed process its parent has not reaped yet is a zombie, and holds nothing
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return True
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def held(record: dict[str, Any]) -> bool:

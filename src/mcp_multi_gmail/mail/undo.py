@@ -286,3 +286,13 @@ class Recorder:
 
     def finish(self) -> None:
         settle(self.runtime, self.token, self.holder, self.groups)
+
+    def let_go(self) -> None:
+        """The write was cut off: the record stays planned, free for an undo (its failure is logged)."""
+        token, holder = self.token, self.holder
+        if token is None or holder is None:
+            return
+        records.after_error(
+            lambda: _records(self.runtime).update(token, WHAT, lambda r: tokens.let_go(r, holder)),
+            "záznam pro vrácení změn",
+        )

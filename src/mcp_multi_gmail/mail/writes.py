@@ -134,17 +134,22 @@ def apply(
     """Write `wants` on the messages of `before` (the open folder, writable), batch by batch, each read
     back; every want's changed/already/failed is filled in. Returns each message's state after."""
     groups = [want.group(before) for want in wants]
-    if recorder is not None:
-        recorder.plan(groups)
     after: dict[int, Fetched] = {}
     covered = [want.covers(before) for want in wants]
     todos = [set(want.todo(before)) for want in wants]
     touched = sorted({uid for uids in covered for uid in uids})
-    for batch in uid_batches(touched):
-        _batch(session, before, wants, covered, todos, batch, after)
+    try:
         if recorder is not None:
-            _failed_into(groups, wants, before)
-            recorder.settle_batch()
+            recorder.plan(groups)
+        for batch in uid_batches(touched):
+            _batch(session, before, wants, covered, todos, batch, after)
+            if recorder is not None:
+                _failed_into(groups, wants, before)
+                recorder.settle_batch()
+    except BaseException:
+        if recorder is not None:
+            recorder.let_go()  # cut off: the planned record stands, and an undo may take it at once
+        raise
     if recorder is not None:
         recorder.finish()
     return after
