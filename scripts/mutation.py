@@ -95,6 +95,17 @@ TARGETS = {
 # Exceptions whose arguments are only message text. MailError's first argument is the error code,
 # which a client branches on: only its later arguments are text.
 MESSAGE_EXCEPTIONS = frozenset({"TypeError", "ValueError"})
+# The error helpers of errors.py, whose only argument is the message.
+MESSAGE_HELPERS = frozenset({"invalid_input", "not_found"})
+# Keyword arguments that are text for the user wherever they are given: a result's reason, detail or
+# note (a field no caller branches on), a log line's text.
+TEXT_KEYWORDS = frozenset({"message", "reason", "detail", "note", "how_to_get_the_rest"})
+# Calls whose argument at this position is only text: restore's tally of a skipped or failed message
+# (its reason), records.after_error (the stderr line's words).
+TEXT_POSITIONS = {"skip": 2, "fail": 2, "after_error": 1}
+# A log line (`logger.error(...)` and the like): its format and arguments are words on stderr.
+LOGGERS = frozenset({"logger", "log"})
+LOG_METHODS = frozenset({"debug", "info", "warning", "error", "exception"})
 CAUGHT = frozenset({"killed", "timeout", "caught by type check"})
 LEFT = frozenset({"survived", "no tests"})
 
@@ -181,8 +192,9 @@ def _callee(call: ast.Call) -> str:
 class _Function:
     """One function's AST with parent links, to ask where a string literal ends up."""
 
-    def __init__(self, tree: ast.AST) -> None:
+    def __init__(self, tree: ast.AST, *, returns_text: bool = False) -> None:
         self.tree = tree
+        self.returns_text = returns_text  # the function's result is text for the user (listed as such)
         self.parent: dict[ast.AST, ast.AST] = {}
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
@@ -210,6 +222,8 @@ class _Function:
         if isinstance(parent, ast.Assign | ast.AnnAssign) and node is parent.value:
             targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
             return len(targets) == 1 and isinstance(targets[0], ast.Name) and self._name_is_text(targets[0].id, seen)
+        if isinstance(parent, ast.Return):
+            return self.returns_text
         return False
 
     def _joined_is_text(self, node: ast.AST, parent: ast.AST, seen: frozenset[str]) -> bool:
@@ -225,12 +239,50 @@ class _Function:
     def _argument_is_text(self, node: ast.AST, parent: ast.Call | ast.keyword) -> bool:
         if isinstance(parent, ast.keyword):
             call = self.parent.get(parent)
-            return isinstance(call, ast.Call) and _callee(call) == "MailError" and parent.arg == "message"
+            if parent.arg == "message":  # a name many functions take; MailError's is its text
+                return isinstance(call, ast.Call) and _callee(call) == "MailError"
+            return parent.arg in TEXT_KEYWORDS
         if node not in parent.args:
             return False
-        if _callee(parent) == "MailError":
-            return parent.args.index(node) >= 1
-        return _callee(parent) in MESSAGE_EXCEPTIONS
+        callee, position = _callee(parent), parent.args.index(node)
+        func = parent.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in LOGGERS:
+            return callee in LOG_METHODS
+        if callee == "MailError":
+            return position >= 1
+        if callee in TEXT_POSITIONS:
+            return position == TEXT_POSITIONS[callee]
+        return callee in MESSAGE_EXCEPTIONS or callee in MESSAGE_HELPERS
+
+    def text_difference(self, a: object, b: object) -> bool:
+        """Whether replacing `a` (of the original) by `b` changes only message text: one string for
+        another where the string is text, or None for a text that is only ever put into f-strings
+        (where None reads "None" and raises nothing). A condition is never text, even one that
+        picks between two texts: which words a user reads can be a decision."""
+        if not isinstance(a, ast.AST):
+            return False
+        if _is_string(a) and _is_string(b):
+            return self.is_text(a)
+        none = isinstance(b, ast.Constant) and b.value is None
+        return none and self.is_text(a) and (self._only_formatted(a) or self._logged(a))
+
+    def _logged(self, node: ast.AST) -> bool:
+        """An argument of a log line, which %-formats None as "None"."""
+        call = self.parent.get(node)
+        func = call.func if isinstance(call, ast.Call) else None
+        return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in LOGGERS
+
+    def _only_formatted(self, node: ast.AST) -> bool:
+        parent = self.parent.get(node)
+        if not (
+            isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)
+        ):
+            return False
+        name = parent.targets[0].id
+        uses = [
+            n for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+        ]
+        return bool(uses) and all(isinstance(self.parent.get(use), ast.FormattedValue) for use in uses)
 
     def _name_is_text(self, name: str, seen: frozenset[str]) -> bool:
         if name in seen:
@@ -246,14 +298,15 @@ def _is_string(node: object) -> bool:
     return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))
 
 
-def only_message_text(original: str, mutated: str) -> bool:
-    """Whether `mutated` (a function's source) differs from `original` only in message text."""
+def only_message_text(original: str, mutated: str, *, returns_text: bool = False) -> bool:
+    """Whether `mutated` (a function's source) differs from `original` only in message text.
+    `returns_text`: what the function returns is text for the user, never compared by a caller."""
     before, after = ast.parse(original), ast.parse(mutated)
     pairs = list(_differences(before, after))
     if not pairs:
         return False  # the same AST: not a text change, so it is judged like any decision
-    function = _Function(before)
-    return all(_is_string(a) and _is_string(b) and isinstance(a, ast.AST) and function.is_text(a) for a, b in pairs)
+    function = _Function(before, returns_text=returns_text)
+    return all(function.text_difference(a, b) for a, b in pairs)
 
 
 # --- running mutmut and reading its results --------------------------------------------------
@@ -370,17 +423,31 @@ class Verdict:
         return ", ".join(f"{sum(m.status == status for m in group)} {kind}" for kind, group in kinds)
 
 
-def judge(mutants: list[Mutant], equivalents: list[Equivalent]) -> Verdict:
+def load_text_functions(path: Path) -> set[tuple[str, str]]:
+    """(file name, function) of the functions listed as returning only text for the user (`[[text]]`)."""
+    data = tomllib.loads(path.read_text("utf-8")) if path.exists() else {}
+    found = set()
+    for i, entry in enumerate(data.get("text", []), start=1):
+        if not {"module", "function", "reason"} <= entry.keys():
+            raise SystemExit(f"{path.name}: text entry {i} needs module, function and reason")
+        found.add((entry["module"], entry["function"]))
+    return found
+
+
+def judge(
+    mutants: list[Mutant], equivalents: list[Equivalent], text_functions: frozenset[tuple[str, str]] = frozenset()
+) -> Verdict:
     verdict = Verdict(mutants)
     used: set[int] = set()
     for mutant in mutants:
+        returns_text = (Path(mutant.source).name, mutant.function) in text_functions
         if mutant.status in CAUGHT:
             continue
         if mutant.status == "not checked":
             verdict.unchecked.append(mutant)
         elif mutant.status not in LEFT:
             verdict.undecided.append(mutant)
-        elif only_message_text(*function_sources(mutant.name, mutant.source)):
+        elif only_message_text(*function_sources(mutant.name, mutant.source), returns_text=returns_text):
             verdict.text.append(mutant)
         elif matching := [i for i, entry in enumerate(equivalents) if entry.matches(mutant)]:
             used.update(matching)
@@ -437,7 +504,8 @@ def main() -> int:
             print(f"mutmut run failed (exit {code}); its whole output is in {target.log}", file=sys.stderr)
             return 2
     os.chdir(target.home)  # mutmut's readers take paths relative to its working directory
-    verdict = judge(read_mutants(target), load_equivalents(target.equivalents))
+    texts = frozenset(load_text_functions(target.equivalents))
+    verdict = judge(read_mutants(target), load_equivalents(target.equivalents), texts)
     report(verdict, target.equivalents, verbose=args.verbose)
     if not args.reuse:
         print(f"time: {wall:.0f} s wall, {cpu:.0f} s CPU (mutmut and its test processes)")

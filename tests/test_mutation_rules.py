@@ -145,3 +145,26 @@ def test_the_listed_equivalents_are_well_formed(target: str) -> None:
 def test_each_target_mutates_files_that_exist() -> None:
     for target in mutation.TARGETS.values():
         assert target.sources() and all((ROOT / source).is_file() for source in target.sources()), target.name
+
+
+REASON = """
+def reason(name, on):
+    what = f"the label {name}" if name else "the flag"
+    state = "on" if on else "off"
+    logger.error("could not set %s: %s", name, state)
+    return f"Gmail accepted the change, but {what} was not {state}."
+"""
+
+
+def test_a_function_listed_as_returning_text_may_change_its_words_only() -> None:
+    words = REASON.replace('"on" if on else "off"', '"XXonXX" if on else "off"')
+    assert mutation.only_message_text(REASON, words, returns_text=True)
+    assert not mutation.only_message_text(REASON, words)  # a returned string is a decision unless listed
+    # None where a text is only ever formatted into an f-string reads "None": text.
+    nothing = REASON.replace('f"the label {name}" if name else "the flag"', "None")
+    assert mutation.only_message_text(REASON, nothing, returns_text=True)
+    # Which of two texts: a condition, so a decision.
+    assert not mutation.only_message_text(REASON, REASON.replace("if on else", "if not on else"), returns_text=True)
+    # A log line's format and arguments are its words.
+    assert mutation.only_message_text(REASON, REASON.replace('"could not', '"XXcould not'))
+    assert mutation.only_message_text(REASON, REASON.replace('s", name, state)', 's", None, state)'))
