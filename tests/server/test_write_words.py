@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from sweep_box import BOX, PROCESSED, Spec, config_entry, delete, load, message_id
 from toolcalls import Call, ok
+from write_model import snapshot
 
-from gmail_emulator import GmailEmulator
+from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -95,3 +96,26 @@ async def test_a_sweep_says_which_label_or_flag_did_not_take(
     )
     [failed] = applied["failed_messages"]
     assert failed["message_id"] == message_id("u-1") and words in failed["reason"], failed
+
+
+async def test_a_sweep_cut_off_midway_can_be_undone_at_once(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+) -> None:
+    """The apply lets go of its undo record when it is cut off: the preview's undo_token works right away,
+    not only when the call's lease runs out 20 minutes later."""
+    load(emulator, [Spec(f"u-{n}", f"Výpis {n}", "vypisy@banka.example", ("\\Inbox",)) for n in range(3)])
+    runtime = make_runtime(write_config([config_entry()]))
+    before = snapshot(emulator, BOX)
+    query, change = "from:banka.example", {"add_label": PROCESSED}
+    preview = await ok(call, runtime, "mg_sweep", account="o", query=query, change=change)
+    # Gmail applies the STORE, then the connection drops before its answer.
+    emulator.add_fault(FaultRule("drop_mid_reply", match="UID STORE", nth=1))
+    cut = await call(
+        runtime,
+        "mg_sweep",
+        {"account": "o", "query": query, "change": change, "confirm_token": preview["confirm_token"]},
+    )
+    assert cut.is_error, cut.content[0].text
+    emulator.clear_faults()
+    undone = await ok(call, runtime, "mg_undo", account="o", undo_token=preview["undo_token"])
+    assert undone["failed"] == 0 and snapshot(emulator, BOX) == before, undone
