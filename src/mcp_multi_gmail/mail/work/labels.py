@@ -14,16 +14,17 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from .. import policy, progress
-from ..config import Account
-from ..errors import invalid_input, not_found
-from ..gmail.imap import ALL_MAIL, Fetched, ImapSession
-from ..runtime import Runtime
-from . import budget, inputs, undo
+from ... import policy, progress
+from ...config import Account
+from ...errors import invalid_input, not_found
+from ...gmail.imap import ALL_MAIL, Fetched, ImapSession
+from ...runtime import Runtime
+from .. import undo
+from ..core import budget, inputs
+from ..core.session import in_session
+from ..core.summary import carries
+from ..read.messages import find_message
 from .pass_ import or_tree
-from .read import find_message
-from .session import in_session
-from .summary import carries
 from .window import WindowState, scan_window
 
 MAX_IDS = 500
@@ -502,7 +503,7 @@ def _set_flags(
     undo.settle(runtime, recorder.token, recorder.groups)
     if missed:
         what = "refused the flag change" if not accepted else "accepted the flag change but did not apply it"
-        from ..errors import MailError
+        from ...errors import MailError
 
         raise MailError(
             "upstream_error",

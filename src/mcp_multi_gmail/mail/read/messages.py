@@ -13,24 +13,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
-from ..config import Account
-from ..errors import MailError, invalid_input, not_found
-from ..gmail.bodystream import SLICE_BYTES, read_window
-from ..gmail.connections import Searches
-from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
-from ..gmail.parse.bodystructure import Part, body_part
-from ..gmail.parse.richtext import is_rich, rich_to_text
-from ..gmail.parse.transfer import Ignorable, read_part
-from ..htmltext import html_to_text
-from ..runtime import Runtime
-from ..text import clean
+from ...config import Account
+from ...errors import MailError, invalid_input, not_found
+from ...gmail.bodystream import SLICE_BYTES, read_window
+from ...gmail.connections import Searches
+from ...gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
+from ...gmail.parse.bodystructure import Part, body_part
+from ...gmail.parse.richtext import is_rich, rich_to_text
+from ...gmail.parse.transfer import Ignorable, read_part
+from ...htmltext import html_to_text
+from ...runtime import Runtime
+from ...text import clean
+from ..core import budget, inputs
+from ..core.cursor import Key, decode, encode, fingerprint, key_of
+from ..core.preview import previews
+from ..core.session import in_session
+from ..core.summary import MessageSummary, is_processed, summarize
 from . import bodies as bodies_
-from . import budget, inputs
 from .bodies import AttachmentInfo, attachments_cut
-from .cursor import Key, decode, encode, fingerprint, key_of
-from .preview import previews
-from .session import in_session
-from .summary import MessageSummary, is_processed, summarize
 
 # Characters of a long HTML body converted to text: the conversion needs the markup from its start,
 # so a window beyond this point of a huge HTML body is not offered (body_truncated stays true).

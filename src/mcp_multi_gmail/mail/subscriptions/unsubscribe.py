@@ -19,23 +19,23 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from .. import deadline, policy
-from ..config import Account
-from ..domain import Address
-from ..errors import MailError
-from ..gmail import web
-from ..gmail.imap import ALL_MAIL, ImapSession
-from ..gmail.parse.envelope import EnvelopeInfo
-from ..gmail.parse.listheaders import LIST_UNSUBSCRIBE, ListFacts, list_facts
-from ..headers import address_problem
-from ..request import Prepared, Request
-from ..runtime import Runtime
-from . import budget, inputs
-from .read import disappeared, find_message
-from .send import SentCopy, send_prepared
-from .session import in_session
-from .subscriptions import group_messages, order, read_decision_fields
-from .summary import iso
+from ... import deadline, policy
+from ...config import Account
+from ...domain import Address
+from ...errors import MailError
+from ...gmail import web
+from ...gmail.imap import ALL_MAIL, ImapSession
+from ...gmail.parse.envelope import EnvelopeInfo
+from ...gmail.parse.listheaders import LIST_UNSUBSCRIBE, ListFacts, list_facts
+from ...headers import address_problem
+from ...request import Prepared, Request
+from ...runtime import Runtime
+from ..core import budget, inputs
+from ..core.session import in_session
+from ..core.summary import iso
+from ..read.messages import disappeared, find_message
+from ..sending import SentCopy, send_prepared
+from .overview import group_messages, order, read_decision_fields
 from .unsubscribed import Left, LeftLists
 
 Method = Literal["one_click", "mailto"]

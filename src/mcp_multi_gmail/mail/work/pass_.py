@@ -12,15 +12,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..config import Account
-from ..domain import Address
-from ..gmail.imap import Fetched, ImapSession
-from ..runtime import Runtime
-from . import budget, inputs
-from .cursor import Key, decode, fingerprint, key_of, newest_first
-from .preview import previews
-from .session import SearchFailure, each_mailbox
-from .summary import iso
+from ...config import Account
+from ...domain import Address
+from ...gmail.imap import Fetched, ImapSession
+from ...runtime import Runtime
+from ..core import budget, inputs
+from ..core.cursor import Key, decode, fingerprint, key_of, newest_first
+from ..core.preview import previews
+from ..core.session import SearchFailure, each_mailbox
+from ..core.summary import iso
 from .window import ThreadWork, Window, scan_window
 
 _LATEST = datetime.max.replace(tzinfo=UTC)
