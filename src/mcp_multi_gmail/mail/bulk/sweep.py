@@ -30,12 +30,11 @@ from ...policy import SweepChange
 from ...runtime import Runtime
 from .. import undo
 from ..core import budget, inputs
+from ..core.lookup import ensure_label, or_tree
 from ..core.session import in_session
 from ..core.summary import carries, iso
 from ..undo import records
 from ..undo.records import SWEEP_PREFIX, Records, new_token, parse_stamp, stamp
-from ..work.labels import ensure_label
-from ..work.pass_ import or_tree
 
 PREVIEW_FOR = timedelta(minutes=15)
 SAMPLE = 10

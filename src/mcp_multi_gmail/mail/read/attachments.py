@@ -16,9 +16,9 @@ from ...gmail.parse.filenames import generated_name, safe_filename
 from ...gmail.parse.transfer import decodable, decode_bytes, decode_judged, judge, uu_blocks
 from ...runtime import Runtime
 from ..core import budget, inputs
+from ..core.lookup import disappeared, find_message
 from ..core.session import in_session
 from . import bodies
-from .messages import disappeared, find_message
 
 
 class AttachmentResult(BaseModel):

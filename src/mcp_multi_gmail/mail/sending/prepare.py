@@ -22,7 +22,7 @@ from ...gmail.parse.envelope import gmail_msgid_of
 from ...gmail.parse.filenames import type_for
 from ...request import Prepared, Request
 from ..core import inputs
-from ..read.messages import find_message
+from ..core.lookup import find_message
 
 if TYPE_CHECKING:  # compose and parse load at the first draft or send, not at start-up
     from ...gmail.compose import Quote

@@ -31,9 +31,9 @@ from ...headers import address_problem
 from ...request import Prepared, Request
 from ...runtime import Runtime
 from ..core import budget, inputs
+from ..core.lookup import disappeared, find_message
 from ..core.session import in_session
 from ..core.summary import iso
-from ..read.messages import disappeared, find_message
 from ..sending import SentCopy, send_prepared
 from .overview import group_messages, order, read_decision_fields
 from .unsubscribed import Left, LeftLists

@@ -21,10 +21,9 @@ from ...gmail.imap import ALL_MAIL, Fetched, ImapSession
 from ...runtime import Runtime
 from .. import undo
 from ..core import budget, inputs
+from ..core.lookup import ensure_label, find_message, or_tree
 from ..core.session import in_session
 from ..core.summary import carries
-from ..read.messages import find_message
-from .pass_ import or_tree
 from .window import WindowState, scan_window
 
 MAX_IDS = 500
@@ -108,14 +107,6 @@ def _has(item: Fetched | None, label: str) -> bool | None:
     if item is None or item.labels is None:
         return None
     return carries(item.labels, label)
-
-
-def ensure_label(session: ImapSession, label: str) -> bool:
-    """Create the label when the mailbox does not have it (Gmail may ignore a STORE of an unknown one)."""
-    existing = {name.casefold() for name, _special, _sel in session.all_folders()}
-    if label.casefold() in existing:
-        return False
-    return session.create_label(label)
 
 
 @dataclass
