@@ -1,4 +1,4 @@
-"""The result budget's measuring and cutting helpers (mail/budget.py), on values built to be hard."""
+"""The result budget's measuring and cutting helpers (mail/core/budget.py), on values built to be hard."""
 
 from __future__ import annotations
 

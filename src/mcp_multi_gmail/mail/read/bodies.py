@@ -299,7 +299,7 @@ class ThreadTexts:
 
     def windows(self, order: Sequence[int], limit: int) -> dict[int, BodyWindow]:
         """Body windows of the messages in `order`, each at most `limit` characters from the start.
-        (How many of them fit one result is the caller's part: mail/budget.py.)"""
+        (How many of them fit one result is the caller's part: mail/core/budget.py.)"""
         windows: dict[int, BodyWindow] = {}
         for uid in order:
             item = self.fetched.get(uid)

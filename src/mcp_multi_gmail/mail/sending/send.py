@@ -225,7 +225,7 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
 async def send_prepared(runtime: Runtime, account: Account, prepared: Prepared, *, repeat: bool) -> SendResult:
     """Send a message that policy has passed: the journal, one SMTP attempt, the Sent copy verified.
     mg_send_message passes its request through `prepare`; a mailto opt-out through the policy's
-    unsubscribe rules (mail/unsubscribe.py)."""
+    unsubscribe rules (mail/subscriptions/unsubscribe.py)."""
     from ...gmail.compose import Draft, compose
 
     message_id = _message_id(account, prepared, repeat)

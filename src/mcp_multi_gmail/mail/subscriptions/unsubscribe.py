@@ -4,8 +4,8 @@ The message named is only a pointer to its list: the newest message of that list
 else same sender) that carries List-Unsubscribe is read, and the URL or address comes from its
 header and nowhere else. The policy module decides on that header and Gmail's verdict
 (policy.check_one_click / check_mailto); a one-click goes through gmail/web.py, the one web
-request; a mailto opt-out through the send path (mail/send.py: the journal, one SMTP attempt, the
-Sent copy verified). A list that was reached is recorded (mail/unsubscribed.py), and a second call
+request; a mailto opt-out through the send path (mail/sending/send.py: the journal, one SMTP attempt, the
+Sent copy verified). A list that was reached is recorded (mail/subscriptions/unsubscribed.py), and a second call
 is refused unless forced. `dry_run` runs every check, the host's lookup included, and contacts
 nobody.
 """
