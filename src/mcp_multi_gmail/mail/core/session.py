@@ -15,12 +15,12 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel
 
-from .. import progress
-from ..config import Account
-from ..errors import MailError
-from ..gmail import imap
-from ..gmail.imap import ImapSession
-from ..runtime import Runtime
+from ... import progress
+from ...config import Account
+from ...errors import MailError
+from ...gmail import imap
+from ...gmail.imap import ImapSession
+from ...runtime import Runtime
 
 T = TypeVar("T")
 

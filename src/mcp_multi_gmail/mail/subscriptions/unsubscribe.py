@@ -4,8 +4,8 @@ The message named is only a pointer to its list: the newest message of that list
 else same sender) that carries List-Unsubscribe is read, and the URL or address comes from its
 header and nowhere else. The policy module decides on that header and Gmail's verdict
 (policy.check_one_click / check_mailto); a one-click goes through gmail/web.py, the one web
-request; a mailto opt-out through the send path (mail/send.py: the journal, one SMTP attempt, the
-Sent copy verified). A list that was reached is recorded (mail/unsubscribed.py), and a second call
+request; a mailto opt-out through the send path (mail/sending/send.py: the journal, one SMTP attempt, the
+Sent copy verified). A list that was reached is recorded (mail/subscriptions/unsubscribed.py), and a second call
 is refused unless forced. `dry_run` runs every check, the host's lookup included, and contacts
 nobody.
 """
@@ -19,23 +19,23 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from .. import deadline, policy
-from ..config import Account
-from ..domain import Address
-from ..errors import MailError
-from ..gmail import web
-from ..gmail.imap import ALL_MAIL, ImapSession
-from ..gmail.parse.envelope import EnvelopeInfo
-from ..gmail.parse.listheaders import LIST_UNSUBSCRIBE, ListFacts, list_facts
-from ..headers import address_problem
-from ..request import Prepared, Request
-from ..runtime import Runtime
-from . import budget, inputs
-from .read import disappeared, find_message
-from .send import SentCopy, send_prepared
-from .session import in_session
-from .subscriptions import group_messages, order, read_decision_fields
-from .summary import iso
+from ... import deadline, policy
+from ...config import Account
+from ...domain import Address
+from ...errors import MailError
+from ...gmail import web
+from ...gmail.imap import ALL_MAIL, ImapSession
+from ...gmail.parse.envelope import EnvelopeInfo
+from ...gmail.parse.listheaders import LIST_UNSUBSCRIBE, ListFacts, list_facts
+from ...headers import address_problem
+from ...request import Prepared, Request
+from ...runtime import Runtime
+from ..core import budget, inputs
+from ..core.lookup import disappeared, find_message
+from ..core.session import in_session
+from ..core.summary import iso
+from ..sending import SentCopy, send_prepared
+from .overview import group_messages, order, read_decision_fields
 from .unsubscribed import Left, LeftLists
 
 Method = Literal["one_click", "mailto"]

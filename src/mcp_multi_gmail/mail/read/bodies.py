@@ -19,10 +19,10 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from ..gmail.imap import Fetched, ImapSession
-from ..gmail.parse.bodystructure import Part, attachment_parts, body_part
-from ..gmail.parse.filenames import generated_name, type_for
-from ..gmail.parse.transfer import (
+from ...gmail.imap import Fetched, ImapSession
+from ...gmail.parse.bodystructure import Part, attachment_parts, body_part
+from ...gmail.parse.filenames import generated_name, type_for
+from ...gmail.parse.transfer import (
     UU_ENCODINGS,
     Ignorable,
     UuBlock,
@@ -35,9 +35,9 @@ from ..gmail.parse.transfer import (
     text_in_header,
     uu_blocks,
 )
-from ..htmltext import html_to_text
-from . import budget
-from .preview import preview_of
+from ...htmltext import html_to_text
+from ..core import budget
+from ..core.preview import preview_of
 
 BodyFormat = Literal["text", "html", "html_as_text"]
 
@@ -299,7 +299,7 @@ class ThreadTexts:
 
     def windows(self, order: Sequence[int], limit: int) -> dict[int, BodyWindow]:
         """Body windows of the messages in `order`, each at most `limit` characters from the start.
-        (How many of them fit one result is the caller's part: mail/budget.py.)"""
+        (How many of them fit one result is the caller's part: mail/core/budget.py.)"""
         windows: dict[int, BodyWindow] = {}
         for uid in order:
             item = self.fetched.get(uid)

@@ -18,18 +18,18 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
-from .. import policy
-from ..config import Account
-from ..domain import Address
-from ..errors import MailError
-from ..gmail.imap import ALL_MAIL, Fetched, ImapSession, header_fields_item
-from ..gmail.parse.listheaders import DECISION_FIELDS, LIST_UNSUBSCRIBE, SCAN_FIELDS, ListFacts, list_facts, mailto
-from ..runtime import Runtime
-from ..text import clean
-from . import budget, inputs
-from .cursor import Key, decode, encode, fingerprint, key_of
-from .session import in_session
-from .summary import MESSAGE_ID_WORDS, iso
+from ... import policy
+from ...config import Account
+from ...domain import Address
+from ...errors import MailError
+from ...gmail.imap import ALL_MAIL, Fetched, ImapSession, header_fields_item
+from ...gmail.parse.listheaders import DECISION_FIELDS, LIST_UNSUBSCRIBE, SCAN_FIELDS, ListFacts, list_facts, mailto
+from ...runtime import Runtime
+from ...text import clean
+from ..core import budget, inputs
+from ..core.cursor import Key, decode, encode, fingerprint, key_of
+from ..core.session import in_session
+from ..core.summary import MESSAGE_ID_WORDS, iso
 from .unsubscribed import Left, LeftLists
 
 DEFAULT_QUERY = "newer_than:90d"

@@ -9,16 +9,18 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from .. import policy
-from ..config import Account
-from ..domain import Address
-from ..errors import MailError
-from ..gmail.imap import ALL_MAIL, DRAFTS, ImapSession
-from ..request import Prepared, Request
-from ..runtime import Runtime
-from . import budget
-from .cursor import Key, decode, encode, fingerprint, key_of
-from .outgoing import (
+from ... import policy
+from ...config import Account
+from ...domain import Address
+from ...errors import MailError
+from ...gmail.imap import ALL_MAIL, DRAFTS, ImapSession
+from ...request import Prepared, Request
+from ...runtime import Runtime
+from ..core import budget
+from ..core.cursor import Key, decode, encode, fingerprint, key_of
+from ..core.session import in_session
+from ..core.summary import MessageSummary, carries, summarize
+from ..sending.prepare import (
     Original,
     detached_warning,
     no_quote_warning,
@@ -26,11 +28,9 @@ from .outgoing import (
     read_original,
     subject_of,
 )
-from .session import in_session
-from .summary import MessageSummary, carries, summarize
 
 if TYPE_CHECKING:  # compose loads at the first draft, not at start-up
-    from ..gmail.compose import Composed
+    from ...gmail.compose import Composed
 
 
 class DraftResult(BaseModel):
@@ -85,7 +85,7 @@ class _Progress:
 
 
 def _save(session: ImapSession, runtime: Runtime, account: Account, prepared: Prepared, progress: _Progress) -> None:
-    from ..gmail.compose import Draft, compose
+    from ...gmail.compose import Draft, compose
 
     request = prepared.request
     if prepared.in_reply_to:

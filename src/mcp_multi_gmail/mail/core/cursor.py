@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Generic, Protocol, TypeVar
 
-from ..errors import invalid_input
+from ...errors import invalid_input
 
 _PREFIX = "c1."
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

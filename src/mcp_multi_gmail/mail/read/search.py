@@ -12,16 +12,16 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
-from ..config import Account
-from ..domain import Address
-from ..errors import MailError
-from ..gmail.imap import ALL_MAIL, Fetched, ImapSession
-from ..gmail.parse.statequery import StateCondition, contradicted, state_conditions
-from ..runtime import Runtime
-from . import budget, inputs
-from .cursor import Key, decode, fingerprint, key_of, newest_first
-from .session import SearchFailure, each_mailbox
-from .summary import INBOX, MESSAGE_ID_WORDS, MessageState, carries, is_processed, iso, message_state
+from ...config import Account
+from ...domain import Address
+from ...errors import MailError
+from ...gmail.imap import ALL_MAIL, Fetched, ImapSession
+from ...gmail.parse.statequery import StateCondition, contradicted, state_conditions
+from ...runtime import Runtime
+from ..core import budget, inputs
+from ..core.cursor import Key, decode, fingerprint, key_of, newest_first
+from ..core.session import SearchFailure, each_mailbox
+from ..core.summary import INBOX, MESSAGE_ID_WORDS, MessageState, carries, is_processed, iso, message_state
 
 MAX_MATCHES = 5000
 HIT_ITEMS = ["INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "FLAGS"]

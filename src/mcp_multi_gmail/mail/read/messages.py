@@ -13,24 +13,25 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
-from ..config import Account
-from ..errors import MailError, invalid_input, not_found
-from ..gmail.bodystream import SLICE_BYTES, read_window
-from ..gmail.connections import Searches
-from ..gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
-from ..gmail.parse.bodystructure import Part, body_part
-from ..gmail.parse.richtext import is_rich, rich_to_text
-from ..gmail.parse.transfer import Ignorable, read_part
-from ..htmltext import html_to_text
-from ..runtime import Runtime
-from ..text import clean
+from ...config import Account
+from ...errors import invalid_input, not_found
+from ...gmail.bodystream import SLICE_BYTES, read_window
+from ...gmail.connections import Searches
+from ...gmail.imap import ALL_MAIL, AUTH_HEADER, Fetched, ImapSession
+from ...gmail.parse.bodystructure import Part, body_part
+from ...gmail.parse.richtext import is_rich, rich_to_text
+from ...gmail.parse.transfer import Ignorable, read_part
+from ...htmltext import html_to_text
+from ...runtime import Runtime
+from ...text import clean
+from ..core import budget, inputs
+from ..core.cursor import Key, decode, encode, fingerprint, key_of
+from ..core.lookup import disappeared, find_message
+from ..core.preview import previews
+from ..core.session import in_session
+from ..core.summary import MessageSummary, is_processed, summarize
 from . import bodies as bodies_
-from . import budget, inputs
 from .bodies import AttachmentInfo, attachments_cut
-from .cursor import Key, decode, encode, fingerprint, key_of
-from .preview import previews
-from .session import in_session
-from .summary import MessageSummary, is_processed, summarize
 
 # Characters of a long HTML body converted to text: the conversion needs the markup from its start,
 # so a window beyond this point of a huge HTML body is not offered (body_truncated stays true).
@@ -342,25 +343,6 @@ class MessageResult(MessageSummary):
             return None
         start = self.attachments_offset
         return attachments_cut("attachments", self.message_id, start, shown, start + total)
-
-
-def find_message(session: ImapSession, account: Account, bare: str) -> tuple[int, int]:
-    """(newest UID, number of copies) of a Message-ID in the open folder.
-
-    The search is `ImapSession.search_message_id`: X-GM-RAW, then the header itself (the index
-    lags behind new mail), then the header's words for an id written with spaces or comments.
-    """
-    uids = session.search_message_id(bare)
-    if not uids:
-        raise not_found(
-            f'No message with Message-ID <{bare}> in mailbox "{account.name}". Message-IDs belong to the '
-            "mailbox they were found in; check the mailbox name."
-        )
-    return max(uids), len(uids)
-
-
-def disappeared(bare: str, account: Account) -> MailError:
-    return not_found(f'The message <{bare}> disappeared from mailbox "{account.name}" while being read.')
 
 
 def html_part(structure: list[Part]) -> Part | None:

@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from ..errors import MailError
-from ..statefile import locked, write_atomically
+from ...errors import MailError
+from ...statefile import locked, write_atomically
 
 LEFT_FILE = "unsubscribed.json"
 LOCK_FILE = ".unsubscribed.lock"

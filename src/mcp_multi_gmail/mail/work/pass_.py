@@ -8,19 +8,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..config import Account
-from ..domain import Address
-from ..gmail.imap import Fetched, ImapSession
-from ..runtime import Runtime
-from . import budget, inputs
-from .cursor import Key, decode, fingerprint, key_of, newest_first
-from .preview import previews
-from .session import SearchFailure, each_mailbox
-from .summary import iso
+from ...config import Account
+from ...domain import Address
+from ...gmail.imap import Fetched, ImapSession
+from ...runtime import Runtime
+from ..core import budget, inputs
+from ..core.cursor import Key, decode, fingerprint, key_of, newest_first
+from ..core.lookup import or_tree
+from ..core.preview import previews
+from ..core.session import SearchFailure, each_mailbox
+from ..core.summary import iso
 from .window import ThreadWork, Window, scan_window
 
 _LATEST = datetime.max.replace(tzinfo=UTC)
@@ -96,14 +97,6 @@ class PassResult(BaseModel):
             how = f"mg_get_thread with thread_id={self.threads[path[1]].thread_id} lists every message of the thread"
             return budget.Cut(field=budget.dotted(path), shown=shown, total=total, how_to_get_the_rest=how)
         return None
-
-
-def or_tree(thread_ids: list[int]) -> list[Any]:
-    """X-GM-THRID a OR-ed with b ... as a balanced prefix tree (shallow even for 100 threads)."""
-    if len(thread_ids) == 1:
-        return ["X-GM-THRID", thread_ids[0]]
-    middle = len(thread_ids) // 2
-    return ["OR", or_tree(thread_ids[:middle]), or_tree(thread_ids[middle:])]
 
 
 def _thread_members(session: ImapSession, threads: list[ThreadWork]) -> dict[int, list[Fetched]]:

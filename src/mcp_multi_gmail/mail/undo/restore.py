@@ -14,13 +14,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..config import Account
-from ..gmail.imap import ALL_MAIL, TRASH, Fetched, ImapSession
-from ..gmail.parse.envelope import gmail_id
-from ..runtime import Runtime
-from . import budget, undo
-from .session import in_session
-from .summary import INBOX, carries
+from ...config import Account
+from ...gmail.imap import ALL_MAIL, TRASH, Fetched, ImapSession
+from ...gmail.parse.envelope import gmail_id
+from ...runtime import Runtime
+from ..core import budget
+from ..core.session import in_session
+from ..core.summary import INBOX, carries
+from . import record as undo
 
 MAX_LISTED = 50  # skipped and failed messages listed; the counts are always whole
 

@@ -8,11 +8,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..config import Account
-from ..domain import Address, Authentication
-from ..gmail.imap import Fetched
-from ..gmail.parse.authresults import authentication
-from ..text import clean
+from ...config import Account
+from ...domain import Address, Authentication
+from ...gmail.imap import Fetched
+from ...gmail.parse.authresults import authentication
+from ...text import clean
 
 # A due time this far ahead of "now" is the future; less is clock skew.
 CLOCK_SLACK = timedelta(seconds=60)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ..gmail.imap import Fetched, ImapSession
-from ..gmail.parse.bodystructure import Part, body_part
-from ..gmail.parse.transfer import decode_body
-from ..htmltext import html_to_text
+from ...gmail.imap import Fetched, ImapSession
+from ...gmail.parse.bodystructure import Part, body_part
+from ...gmail.parse.transfer import decode_body
+from ...htmltext import html_to_text
 
 PREVIEW_CHARS = 300
 # Bytes asked for per part: enough for 300 characters after quoted-printable encoding of a

@@ -8,16 +8,17 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ..config import Account
-from ..errors import MailError, not_found
-from ..gmail.imap import ALL_MAIL, ImapSession
-from ..gmail.parse.bodystructure import Part, attachment_parts
-from ..gmail.parse.filenames import generated_name, safe_filename
-from ..gmail.parse.transfer import decodable, decode_bytes, decode_judged, judge, uu_blocks
-from ..runtime import Runtime
-from . import bodies, budget, inputs
-from .read import disappeared, find_message
-from .session import in_session
+from ...config import Account
+from ...errors import MailError, not_found
+from ...gmail.imap import ALL_MAIL, ImapSession
+from ...gmail.parse.bodystructure import Part, attachment_parts
+from ...gmail.parse.filenames import generated_name, safe_filename
+from ...gmail.parse.transfer import decodable, decode_bytes, decode_judged, judge, uu_blocks
+from ...runtime import Runtime
+from ..core import budget, inputs
+from ..core.lookup import disappeared, find_message
+from ..core.session import in_session
+from . import bodies
 
 
 class AttachmentResult(BaseModel):

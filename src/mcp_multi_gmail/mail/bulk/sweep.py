@@ -20,20 +20,21 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .. import policy
-from ..config import Account
-from ..domain import Address
-from ..errors import invalid_input
-from ..gmail.imap import ALL_MAIL, Fetched, ImapSession, uid_batches
-from ..gmail.parse.envelope import gmail_id
-from ..policy import SweepChange
-from ..runtime import Runtime
-from . import budget, inputs, records, undo
-from .labels import ensure_label
-from .pass_ import or_tree
-from .records import SWEEP_PREFIX, Records, new_token, parse_stamp, stamp
-from .session import in_session
-from .summary import carries, iso
+from ... import policy
+from ...config import Account
+from ...domain import Address
+from ...errors import invalid_input
+from ...gmail.imap import ALL_MAIL, Fetched, ImapSession, uid_batches
+from ...gmail.parse.envelope import gmail_id
+from ...policy import SweepChange
+from ...runtime import Runtime
+from .. import undo
+from ..core import budget, inputs
+from ..core.lookup import ensure_label, or_tree
+from ..core.session import in_session
+from ..core.summary import carries, iso
+from ..undo import records
+from ..undo.records import SWEEP_PREFIX, Records, new_token, parse_stamp, stamp
 
 PREVIEW_FOR = timedelta(minutes=15)
 SAMPLE = 10

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from ..config import Account
-from ..errors import MailError, not_found
-from ..gmail.imap import ALL_MAIL, TRASH, ImapSession
-from ..runtime import Runtime
-from . import budget, inputs, undo
-from .session import in_session
+from ...config import Account
+from ...errors import MailError, not_found
+from ...gmail.imap import ALL_MAIL, TRASH, ImapSession
+from ...runtime import Runtime
+from .. import undo
+from ..core import budget, inputs
+from ..core.session import in_session
 
 KEPT = "The message is in Trash, not deleted: Gmail keeps it there for 30 days and it can be restored until then."
 

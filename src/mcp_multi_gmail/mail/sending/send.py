@@ -16,29 +16,29 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from .. import deadline, policy, progress
-from ..config import Account
-from ..domain import Address
-from ..errors import MailError
-from ..gmail import smtp
-from ..gmail.imap import SENT, ImapSession
-from ..request import Prepared, Request
-from ..runtime import Runtime
-from . import budget
+from ... import deadline, policy, progress
+from ...config import Account
+from ...domain import Address
+from ...errors import MailError
+from ...gmail import smtp
+from ...gmail.imap import SENT, ImapSession
+from ...request import Prepared, Request
+from ...runtime import Runtime
+from ..core import budget
+from ..core.session import in_session
 from .journal import SendJournal, duplicate
-from .outgoing import (
+from .prepare import (
     Original,
     no_quote_warning,
     prepare,
     read_original,
     subject_of,
 )
-from .session import in_session
 
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # compose loads at the first send, not at start-up
-    from ..gmail.compose import Composed
+    from ...gmail.compose import Composed
 
 # Gmail files SMTP mail into Sent by itself, after an undocumented delay that reports put at up to
 # about ten seconds. Look for it with growing pauses for this long before storing a copy ourselves:
@@ -86,7 +86,7 @@ class SendResult(BaseModel):
 
 
 def _message_id(account: Account, prepared: Prepared, repeat: bool) -> str:
-    from ..gmail.compose import content_message_id
+    from ...gmail.compose import content_message_id
 
     if repeat:
         domain = prepared.sender[0].rpartition("@")[2]
@@ -225,8 +225,8 @@ async def send_message(runtime: Runtime, account_name: str, request: Request, *,
 async def send_prepared(runtime: Runtime, account: Account, prepared: Prepared, *, repeat: bool) -> SendResult:
     """Send a message that policy has passed: the journal, one SMTP attempt, the Sent copy verified.
     mg_send_message passes its request through `prepare`; a mailto opt-out through the policy's
-    unsubscribe rules (mail/unsubscribe.py)."""
-    from ..gmail.compose import Draft, compose
+    unsubscribe rules (mail/subscriptions/unsubscribe.py)."""
+    from ...gmail.compose import Draft, compose
 
     message_id = _message_id(account, prepared, repeat)
     if not repeat and (account.name, message_id) in runtime.handed_over:

@@ -14,18 +14,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import policy
-from ..config import Account, Config, Signature
-from ..errors import invalid_input, not_found
-from ..gmail.imap import ALL_MAIL, ImapSession
-from ..gmail.parse.envelope import gmail_msgid_of
-from ..gmail.parse.filenames import type_for
-from ..request import Prepared, Request
-from . import inputs
-from .read import find_message
+from ... import policy
+from ...config import Account, Config, Signature
+from ...errors import invalid_input, not_found
+from ...gmail.imap import ALL_MAIL, ImapSession
+from ...gmail.parse.envelope import gmail_msgid_of
+from ...gmail.parse.filenames import type_for
+from ...request import Prepared, Request
+from ..core import inputs
+from ..core.lookup import find_message
 
 if TYPE_CHECKING:  # compose and parse load at the first draft or send, not at start-up
-    from ..gmail.compose import Quote
+    from ...gmail.compose import Quote
 
 
 def choose_signature(account: Account, alias_address: str | None, wanted: str | bool | None) -> Signature | None:
@@ -166,8 +166,8 @@ def detached_warning(who: str, subject: str | None, original_subject: str | None
 
 def read_original(session: ImapSession, account: Account, bare: str, *, with_quote: bool) -> Original:
     """Find the answered message in All Mail; not there → not_found, and nothing is saved or sent."""
-    from ..gmail.compose import Quote
-    from ..gmail.parse.transfer import decode_body
+    from ...gmail.compose import Quote
+    from ...gmail.parse.transfer import decode_body
 
     session.open(ALL_MAIL)
     uid, _copies = find_message(session, account, bare)

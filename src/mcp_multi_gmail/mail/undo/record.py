@@ -18,10 +18,10 @@ from typing import Any
 
 from pydantic import Field
 
-from ..config import Account
-from ..errors import MailError, invalid_input, not_found
-from ..gmail.imap import Fetched, ImapSession
-from ..runtime import Runtime
+from ...config import Account
+from ...errors import MailError, invalid_input, not_found
+from ...gmail.imap import Fetched, ImapSession
+from ...runtime import Runtime
 from . import records
 from .records import KEEP, UNDO_PREFIX, Records, new_token, parse_stamp, stamp
 

@@ -18,10 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..config import Account
-from ..errors import MailError
-from ..gmail.imap import ALL_MAIL, Fetched, ImapSession
-from .summary import MessageState, carries, iso, message_state
+from ...config import Account
+from ...errors import MailError
+from ...gmail.imap import ALL_MAIL, Fetched, ImapSession
+from ..core.summary import MessageState, carries, iso, message_state
 
 MAX_WINDOW = 5000
 # The SEARCH answer also holds the extra day before the window; up to this many more UIDs are read

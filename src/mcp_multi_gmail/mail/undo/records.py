@@ -26,8 +26,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..errors import MailError
-from ..statefile import locked, write_atomically
+from ...errors import MailError
+from ...statefile import locked, write_atomically
 
 FOLDER = "undo"
 KEEP = timedelta(days=7)

@@ -6,8 +6,8 @@ import email.utils
 import re
 from datetime import UTC, date, datetime
 
-from ..errors import invalid_input
-from ..gmail.parse.envelope import bare_id
+from ...errors import invalid_input
+from ...gmail.parse.envelope import bare_id
 
 # Characters that would end or split an IMAP command line, whatever quoting is used.
 _LINE_BREAKERS = re.compile(r"[\x00\r\n]")

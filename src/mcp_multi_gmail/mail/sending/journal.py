@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from .. import deadline
-from ..errors import MailError
-from ..statefile import locked, write_atomically
+from ... import deadline
+from ...errors import MailError
+from ...statefile import locked, write_atomically
 
 JOURNAL_FILE = "send-journal.json"
 KEEP = timedelta(days=7)

@@ -14,16 +14,16 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from .. import policy, progress
-from ..config import Account
-from ..errors import invalid_input, not_found
-from ..gmail.imap import ALL_MAIL, Fetched, ImapSession
-from ..runtime import Runtime
-from . import budget, inputs, undo
-from .pass_ import or_tree
-from .read import find_message
-from .session import in_session
-from .summary import carries
+from ... import policy, progress
+from ...config import Account
+from ...errors import invalid_input, not_found
+from ...gmail.imap import ALL_MAIL, Fetched, ImapSession
+from ...runtime import Runtime
+from .. import undo
+from ..core import budget, inputs
+from ..core.lookup import ensure_label, find_message, or_tree
+from ..core.session import in_session
+from ..core.summary import carries
 from .window import WindowState, scan_window
 
 MAX_IDS = 500
@@ -107,14 +107,6 @@ def _has(item: Fetched | None, label: str) -> bool | None:
     if item is None or item.labels is None:
         return None
     return carries(item.labels, label)
-
-
-def ensure_label(session: ImapSession, label: str) -> bool:
-    """Create the label when the mailbox does not have it (Gmail may ignore a STORE of an unknown one)."""
-    existing = {name.casefold() for name, _special, _sel in session.all_folders()}
-    if label.casefold() in existing:
-        return False
-    return session.create_label(label)
 
 
 @dataclass
@@ -502,7 +494,7 @@ def _set_flags(
     undo.settle(runtime, recorder.token, recorder.groups)
     if missed:
         what = "refused the flag change" if not accepted else "accepted the flag change but did not apply it"
-        from ..errors import MailError
+        from ...errors import MailError
 
         raise MailError(
             "upstream_error",
