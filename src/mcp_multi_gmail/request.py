@@ -48,12 +48,3 @@ class Prepared:
     @property
     def recipients(self) -> list[str]:
         return [*self.request.to, *self.request.cc, *self.request.bcc]
-
-
-@dataclass(frozen=True)
-class OptOut:
-    """The one message a mailto opt-out may send (policy.check_mailto): to this address, with this subject and body."""
-
-    address: str
-    subject: str
-    body: str

@@ -18,8 +18,8 @@ import pytest
 from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.mail import unsubscribed
-from mcp_multi_gmail.mail.unsubscribed import LEFT_FILE
+from mcp_multi_gmail.mail.subscriptions import unsubscribed
+from mcp_multi_gmail.mail.subscriptions.unsubscribed import LEFT_FILE
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.statefile import write_atomically
 from support import gmail_env, load_runtime

@@ -66,8 +66,6 @@ _STANDIN_NETWORK = IPv4Network("127.0.0.0/8")
 
 logger = logging.getLogger("mcp_multi_gmail")
 
-# RFC 3986's characters only: no space, control, backslash (which some parsers read as '/') or non-ASCII.
-URL_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
 _LABEL = r"(?!-)[a-z0-9_-]{1,63}(?<!-)"
 _HOST_NAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
 _MAP_ENTRY = re.compile(r"([^=\s]+)=(\[[^\]]+\]|[^:\[\]\s]+):(\d{1,5})")
