@@ -312,6 +312,17 @@ def read_event(
     data: bytes, charset: str | None, own_addresses: frozenset[str], method_hint: str | None = None
 ) -> EventReading:
     """The invitation in a calendar file; CalendarError with the reason when there is none."""
+    try:
+        return _read_event(data, charset, own_addresses, method_hint)
+    except (ValueError, OverflowError) as error:  # a value out of range (a duration of 10^30 days)
+        if isinstance(error, CalendarError):
+            raise
+        raise CalendarError(f"a value in the calendar is out of range ({type(error).__name__})") from None
+
+
+def _read_event(
+    data: bytes, charset: str | None, own_addresses: frozenset[str], method_hint: str | None
+) -> EventReading:
     calendar = read_calendar(data, charset)
     event, changed = _choose_event(calendar)
     zones = observances(calendar)

@@ -91,7 +91,7 @@ def _iana_candidates(tzid: str) -> list[str]:
     """The TZID itself, then its last two and three path segments (vendor prefixes)."""
     name = tzid.strip().strip('"')
     parts = [part for part in name.split("/") if part]
-    candidates = [name]
+    candidates = [name, "/".join(parts)]
     for count in (3, 2):
         if len(parts) > count:
             candidates.append("/".join(parts[-count:]))
