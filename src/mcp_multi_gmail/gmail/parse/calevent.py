@@ -297,7 +297,9 @@ def read_person(prop: Property, *, attendee: bool) -> Person:
     )
 
 
-def _choose_event(calendar: Component) -> tuple[Component, int]:
+def choose_event(calendar: Component) -> tuple[Component, int]:
+    """The event an invitation is about: the series (no RECURRENCE-ID) when there is one; and how many
+    of its occurrences the same calendar changes."""
     events = [child for child in calendar.children if child.name == "VEVENT"] or calendar.walk("VEVENT")
     if not events:
         raise CalendarError("the calendar holds no event (VEVENT)")
@@ -324,7 +326,7 @@ def _read_event(
     data: bytes, charset: str | None, own_addresses: frozenset[str], method_hint: str | None
 ) -> EventReading:
     calendar = read_calendar(data, charset)
-    event, changed = _choose_event(calendar)
+    event, changed = choose_event(calendar)
     zones = observances(calendar)
     method = (calendar.text("METHOD") or method_hint or "").strip().upper() or None
     status = (event.text("STATUS") or "").strip().upper() or None
