@@ -31,7 +31,7 @@ OSOBNI = {"name": "osobni", "address": "osobni@example.cz", "password": PASSWORD
 # 1.5.0's key: the report names it and says what replaced it.
 BROKEN = {**OSOBNI, "label_prefix": "asistent"}
 CONFIRM = {"anthropic/requiresUserInteraction": True}
-SENDING = ("mg_send_message", "mg_unsubscribe")
+SENDING = ("mg_send_message", "mg_unsubscribe", "mg_respond_invitation")
 
 
 def server_env(emulator: GmailEmulator, state_dir: Path) -> dict[str, str]:
