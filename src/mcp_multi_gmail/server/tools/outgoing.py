@@ -7,11 +7,9 @@ from typing import Annotated, Literal
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from ...mail import drafts, respond, send, trash
-from ...mail.drafts import DraftResult, DraftsResult
-from ...mail.respond import RespondResult
-from ...mail.send import SendResult
-from ...mail.trash import TrashResult
+from ...mail.invitations import RespondResult, respond
+from ...mail.outgoing import DraftResult, DraftsResult, TrashResult, drafts, trash
+from ...mail.sending import SendResult, send
 from ...request import Request
 from ...runtime import Runtime
 from .arguments import (
