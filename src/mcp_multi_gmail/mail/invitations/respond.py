@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ...config import Account
-from ...errors import invalid_input
+from ...errors import MailError, invalid_input
 from ...gmail.imap import ALL_MAIL, Fetched, ImapSession
 from ...gmail.itip import reply_calendar
 from ...gmail.parse.calevent import EventReading, choose_event, read_event
@@ -218,7 +218,17 @@ async def respond_invitation(
         calendar=calendar,
     )
     prepared = prepare(runtime.config, account, request, sending=True)
-    sent = await send_prepared(runtime, account, prepared, repeat=False)
+    try:
+        sent = await send_prepared(runtime, account, prepared, repeat=False)
+    except MailError as error:
+        if error.code != "duplicate_send":
+            raise
+        # The send path's own words offer `repeat`, which this tool does not have.
+        raise MailError(
+            "duplicate_send",
+            f'This same answer ({response}) to <{bare}> was already handed to Gmail from mailbox "{account.name}" '
+            "today; nothing was sent now. A different answer can be sent; the same one again cannot.",
+        ) from None
     return RespondResult(
         account=account.name,
         response=response,
