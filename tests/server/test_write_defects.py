@@ -209,7 +209,7 @@ async def test_a_failing_sweep_keeps_its_own_error_when_its_record_cannot_be_wri
             raise OSError(28, "No space left on device")
         real(path, text)
 
-    monkeypatch.setattr("mcp_multi_gmail.mail.records.write_atomically", full_disk)
+    monkeypatch.setattr("mcp_multi_gmail.mail.undo.records.write_atomically", full_disk)
     emulator.add_fault(FaultRule("bye:Account exceeded command or bandwidth limits.", match="UID SEARCH"))
     body = await error(
         call, runtime, "mg_sweep", account="o", query=QUERY, change=change, confirm_token=preview["confirm_token"]
