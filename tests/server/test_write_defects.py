@@ -195,7 +195,11 @@ async def test_an_undo_cut_off_halfway_finishes_with_the_same_token(
 
 
 async def test_a_failing_sweep_keeps_its_own_error_when_its_record_cannot_be_written(
-    emulator: GmailEmulator, make_box: Callable[[list[Spec]], Runtime], call: Call, monkeypatch: pytest.MonkeyPatch
+    emulator: GmailEmulator,
+    make_box: Callable[[list[Spec]], Runtime],
+    call: Call,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     runtime = make_box(both())
     change = {"seen": True}
@@ -216,3 +220,4 @@ async def test_a_failing_sweep_keeps_its_own_error_when_its_record_cannot_be_wri
     )
     print("e:", json.dumps(body)[:400])
     assert "record cannot be written" not in body["message"] and "bandwidth" in body["message"], body
+    assert any("No space left" in r.getMessage() for r in caplog.records)  # the cleanup's failure: logged
