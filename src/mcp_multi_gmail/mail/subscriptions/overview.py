@@ -6,7 +6,7 @@ message, or none is not documented. So the overview does not ask it: it reads th
 From of every message of its query (BODY.PEEK[HEADER.FIELDS], some dozens of bytes a message, never
 a body) and keeps the messages that carry either field, which is right whatever Gmail's HEADER
 search would have said. Then the newest message of each list on the page is read once more with
-its DKIM-Signature fields and Gmail's own verdict, which decide (in policy.py) whether one-click
+its DKIM-Signature fields and Gmail's own verdict, which decide (in policy/unsubscribing.py) whether one-click
 or a mailto opt-out is possible and, if not, why not. A constant number of commands: one SEARCH,
 the FETCHes of the scan in batches (gmail/imap/batches.py), one FETCH for the page.
 """
