@@ -133,6 +133,16 @@ def _user_labels(group: undo.Group, msgid: int) -> list[str]:
     return [lb for lb in group.labels.get(msgid, ()) if not lb.startswith("\\")]
 
 
+def _move_out(session: ImapSession, group: undo.Group, back: list[int], in_trash: dict[int, int]) -> bool:
+    """Out of Trash, into the Inbox where a message was there before; True when the rest went through the
+    Inbox (Gmail refused a move into All Mail), whose label then comes off again."""
+    to_inbox = [in_trash[m] for m in back if carries(group.labels.get(m, ()), INBOX)]
+    to_all = [in_trash[m] for m in back if not carries(group.labels.get(m, ()), INBOX)]
+    if to_inbox:
+        session.move(to_inbox, "INBOX")
+    return bool(to_all) and not session.move(to_all, ALL_MAIL) and session.move(to_all, "INBOX")
+
+
 def _out_of_trash(
     runtime: Runtime, session: ImapSession, claimed: undo.Claimed, group: undo.Group, tally: _Tally
 ) -> None:
@@ -143,37 +153,34 @@ def _out_of_trash(
         for uid, item in session.fetch(session.search_gmail_msgids(wanted), ["X-GM-MSGID"]).items()
         if item.gmail_msgid is not None
     }
+    # Out of Trash already but in `undoing`: an earlier call of this token moved it and was cut off;
+    # its labels are checked and finished below.
+    resumed = [msgid for msgid in wanted if msgid not in in_trash and msgid in group.undoing]
     for msgid in wanted:
         if msgid in in_trash:
             group.undoing.add(msgid)
-        elif msgid in group.undoing:
-            tally.restored += 1  # moved back by an earlier call of this token that was cut off
-        else:
+        elif msgid not in group.undoing:
             tally.skip(msgid, group, "no longer in Trash (restored or deleted for good since)")
     back = [msgid for msgid in wanted if msgid in in_trash]
     if back:
         undo.progress(runtime, claimed)  # fsync'd before the first MOVE
-    to_inbox = [in_trash[m] for m in back if carries(group.labels.get(m, ()), INBOX)]
-    to_all = [in_trash[m] for m in back if not carries(group.labels.get(m, ()), INBOX)]
-    if to_inbox:
-        session.move(to_inbox, "INBOX")
-    # Out of Trash into All Mail; should Gmail refuse a move into All Mail, through the Inbox, whose
-    # label then comes off again.
-    via_inbox = bool(to_all) and not session.move(to_all, ALL_MAIL) and session.move(to_all, "INBOX")
-    if not back:
+    via_inbox = _move_out(session, group, back, in_trash)
+    if not back and not resumed:
         return
     entry = writes.AttributeChange(attribute="trash", name=trash, action="removed", changed=0, already=0, failed=0)
     tally.entries.append(entry)
-    restored = tally.restored
     session.open(ALL_MAIL, writable=True)
     if via_inbox:
         archived = [m for m in back if not carries(group.labels.get(m, ()), INBOX)]
         session.change_labels(session.search_gmail_msgids(archived), [INBOX], add=False)
     landed = {
         item.gmail_msgid: item
-        for item in session.fetch(session.search_gmail_msgids(back), ["X-GM-MSGID", "X-GM-LABELS"]).values()
+        for item in session.fetch(session.search_gmail_msgids(back + resumed), ["X-GM-MSGID", "X-GM-LABELS"]).values()
         if item.gmail_msgid is not None
     }
+    for msgid in resumed:
+        if msgid not in landed:
+            tally.skip(msgid, group, "no longer in All Mail (moved to Trash again or deleted since)")
     # The labels each had before, put back where Gmail's Trash dropped them (system labels aside).
     missing: dict[tuple[str, ...], list[int]] = {}
     for msgid, item in landed.items():
@@ -183,9 +190,12 @@ def _out_of_trash(
     for labels, uids in missing.items():
         session.change_labels(uids, list(labels), add=True)
     after = session.fetch(sorted(i.uid for i in landed.values()), ["X-GM-MSGID", "X-GM-LABELS"])
-    failed = len(tally.listed)
-    _read_back(group, back, {msgid: after.get(item.uid) for msgid, item in landed.items()}, tally)
+    now = {msgid: after.get(item.uid) for msgid, item in landed.items()}
+    restored, failed = tally.restored, len(tally.listed)
+    _read_back(group, back, now, tally)
     entry.changed, entry.failed = tally.restored - restored, len(tally.listed) - failed
+    entry.already = len(resumed)
+    _read_back(group, [m for m in resumed if m in landed], now, tally)
 
 
 def _read_back(group: undo.Group, back: list[int], now: dict[int, Fetched | None], tally: _Tally) -> None:
