@@ -212,8 +212,9 @@ def build_server(runtime: Runtime) -> MCPServer:
 
 RELOAD_TOOL = "mg_reload_config"
 SEND_TOOL = "mg_send_message"
-# The tools that send something out of the mailbox: a message, or an unsubscribe (mail or one-click).
-SENDING_TOOLS = (SEND_TOOL, "mg_unsubscribe")
+# The tools that send something out of the mailbox: a message, an unsubscribe (mail or one-click), an
+# invitation's answer.
+SENDING_TOOLS = (SEND_TOOL, "mg_unsubscribe", "mg_respond_invitation")
 # Claude Code asks the user before every call of a tool marked so, even in its bypass modes.
 CONFIRM_META = {"anthropic/requiresUserInteraction": True}
 
