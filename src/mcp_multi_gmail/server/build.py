@@ -23,6 +23,7 @@ from .instructions import (
     BULK_URI,
     FORWARD_URI,
     GUIDE_URI,
+    INVITATIONS_URI,
     LISTS_URI,
     SETUP_URI,
     TROUBLE_URI,
@@ -86,6 +87,12 @@ GUIDES = (
         "pro-asistenta-preposlani.md",
         "Přeposlání: průvodce pro asistenta (mcp-multi-gmail)",
         "The Czech guide to forwarding a message and sending the text of an existing draft.",
+    ),
+    (
+        INVITATIONS_URI,
+        "pro-asistenta-pozvanky.md",
+        "Pozvánky: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech guide to meeting invitations: reading them, and answering only on the user's word.",
     ),
 )
 

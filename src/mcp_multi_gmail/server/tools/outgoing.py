@@ -231,7 +231,7 @@ def register(tool: Registrar, runtime: Runtime) -> None:
         organizer's calendar reads. Only with the user's own answer, never a guess. Refused, nothing sent:
         not an invitation, cancelled, not a REQUEST, no organizer, this mailbox not invited, or a newer
         version in the mailbox. The user's own Google Calendar entry may keep its old state
-        (`calendar_note`)."""
+        (`calendar_note`). Rules (Czech): guide://mcp-multi-gmail/pozvanky."""
         return await respond.respond_invitation(runtime, account, message_id, response, comment)
 
     @tool(name="mg_trash_message", title="Move a message to Trash", annotations=TO_TRASH)
