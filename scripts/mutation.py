@@ -1,12 +1,13 @@
 """Mutation testing of the decisions: every changed decision must be caught by the tests.
 
-    uv run python scripts/mutation.py                  # run mutmut on policy.py, then judge the survivors
+    uv run python scripts/mutation.py                  # run mutmut on policy/, then judge the survivors
     uv run python scripts/mutation.py --target writes  # the write paths: sweep, undo, restore, unsubscribe
     uv run python scripts/mutation.py --reuse          # judge the last run again, without running
     uv run python scripts/mutation.py --verbose        # also show the message-text survivors
 
 Two targets. `policy` (the default): mutmut, configured in pyproject.toml `[tool.mutmut]`, mutates
-the permission module and runs every `tests/test_policy*.py` file against each mutant, in mutants/.
+the modules of src/mcp_multi_gmail/policy/ and runs every `tests/test_policy*.py` file against each
+mutant, in mutants/.
 `writes`: the decision code of the write paths (pyproject.toml `[tool.mutmut-writes]`: the sweep,
 the undo record and its restore, the token life cycle, the label routine, the unsubscribe and the
 record of lists left) with the emulator tests that exercise them; mutmut runs in mutants-writes/,
@@ -21,7 +22,7 @@ all):
   equivalents file matches no surviving decision mutant (a stale entry), so the list stays reviewed.
   Each target has its own file: tests/policy_equivalent_mutants.toml, tests/writes_equivalent_mutants.toml.
 
-docs/en/development.md ("Mutation testing") says how to kill a survivor.
+docs/en/development.md ("Mutation testing of the policy", "... of the write paths") says how to kill a survivor.
 """
 
 from __future__ import annotations
@@ -70,7 +71,13 @@ class Target:
         return config
 
     def sources(self) -> list[str]:
-        return [str(path) for path in self.config()["source_paths"]]
+        """The mutated modules, relative to the project (mutmut's .meta files follow them): each file of
+        `source_paths`, and each module of a package given as a directory."""
+        found = []
+        for entry in self.config()["source_paths"]:
+            path = ROOT / entry
+            found += sorted(str(p.relative_to(ROOT)) for p in path.glob("*.py")) if path.is_dir() else [entry]
+        return found
 
     def prepare(self) -> None:
         """A target of its own gets a working directory: its configuration as the `[tool.mutmut]` of a
@@ -112,11 +119,11 @@ LEFT = frozenset({"survived", "no tests"})
 
 @dataclass(frozen=True)
 class Mutant:
-    name: str  # mutmut's key, e.g. mcp_multi_gmail.policy.x_check_count__mutmut_1
+    name: str  # mutmut's key, e.g. mcp_multi_gmail.policy.common.x_check_count__mutmut_1
     function: str  # the function it mutates, e.g. check_count
     status: str  # mutmut's word: killed, survived, no tests, timeout, ...
     diff: str  # as `mutmut show` prints it
-    source: str = ""  # the file, e.g. src/mcp_multi_gmail/policy.py
+    source: str = ""  # the file, e.g. src/mcp_multi_gmail/policy/common.py
 
     def lines(self, sign: str) -> list[str]:
         """The diff's added (`+`) or removed (`-`) lines, without the sign and the indentation."""
@@ -351,7 +358,10 @@ def read_mutants(target: Target) -> list[Mutant]:
 
     mutants = []
     for source in target.sources():
-        meta = json.loads((target.mutants / (source + ".meta")).read_text("utf-8"))
+        meta_file = target.mutants / (source + ".meta")
+        if not meta_file.exists():
+            continue  # a module with nothing to mutate (a package's face)
+        meta = json.loads(meta_file.read_text("utf-8"))
         for name, code in meta["exit_code_by_key"].items():
             function, cls = orig_function_and_class_names_from_key(name)
             status = status_by_exit_code[code]
@@ -513,7 +523,7 @@ def main() -> int:
         print(
             "FAILED: kill each DECISION mutant with a test that asserts what it changes, or list it in "
             f"tests/{target.equivalents.name} with the reason it cannot change behaviour; remove STALE entries "
-            "(docs/en/development.md, 'Mutation testing')."
+            "(docs/en/development.md, 'Mutation testing of the policy' and '... of the write paths')."
         )
         return 1
     print("OK: every mutant that changes a decision is killed or listed as equivalent")

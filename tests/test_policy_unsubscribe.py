@@ -1,6 +1,6 @@
-"""policy.py's unsubscribe rules: may this mailbox leave lists, may this one-click or this mailto
-opt-out go ahead on what the message's header and Gmail's verdict say. Every refusal is checked
-for its code and its reason, at the boundary of each rule."""
+"""The policy's unsubscribe rules (policy/unsubscribing.py): may this mailbox leave lists, may this
+one-click or this mailto opt-out go ahead on what the message's header and Gmail's verdict say.
+Every refusal is checked for its code and its reason, at the boundary of each rule."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from mcp_multi_gmail.errors import MailError
 from mcp_multi_gmail.gmail.parse.dkim import Signature
 from mcp_multi_gmail.gmail.parse.listheaders import ListFacts, ListId
 from mcp_multi_gmail.gmail.web import OneClickTarget
-from mcp_multi_gmail.request import OptOut
 
 BOTH = Signature("news.example", "s1", ("from", "subject", "list-unsubscribe", "list-unsubscribe-post"), "AbCd")
 ONLY_LIST_UNSUBSCRIBE = Signature("news.example", "s1", ("from", "list-unsubscribe"), "AbCd")
 ONLY_POST = Signature("esp.example", "e1", ("list-unsubscribe-post",), "QqQq")
 HTTPS = "https://news.example/u/1?t=abc"
+NOT_URL_CHARS = "the URL holds characters a URL cannot (RFC 3986): a space, a control, a backslash or non-ASCII text"
 MAILTO = "mailto:leave@news.example?subject=stop%20it&body=unsubscribe%20me"
 
 GOOD = ListFacts(
@@ -82,14 +82,23 @@ def test_the_first_https_uri_is_the_one_used() -> None:
         ({"uris": ("https://@news.example/u",)}, "the URL carries a user name or password"),
         ({"uris": ("https:///u",)}, "the URL names no host"),
         ({"uris": ("https://news.example:99999/u",)}, "the URL cannot be read"),
-        ({"uris": ("https://news.example/\u00fcnsubscribe",)}, "the URL holds characters a URL cannot (RFC 3986)"),
+        (
+            {"uris": ("https://news.example/\u00fcnsubscribe",)},
+            NOT_URL_CHARS,
+        ),
         (
             {"uris": ("https://10.0.0.1/u",)},
             "the URL's host is the address 10.0.0.1, private-use (10.0.0.0/8, RFC 1918)",
         ),
         ({"uris": ("https://[::1/u",)}, "the URL cannot be read"),
-        ({"uris": ("https://news.example/u\u00a0x",)}, "the URL holds characters a URL cannot (RFC 3986)"),
-        ({"uris": ("https://news.example/u\x7f",)}, "the URL holds characters a URL cannot (RFC 3986)"),
+        (
+            {"uris": ("https://news.example/u\u00a0x",)},
+            NOT_URL_CHARS,
+        ),
+        (
+            {"uris": ("https://news.example/u\x7f",)},
+            NOT_URL_CHARS,
+        ),
         ({"gmail_verdict": False, "dkim_results": (), "matched": ()}, "no DKIM verdict of Gmail's own (mx.google.com)"),
         ({"dkim_results": ("fail",), "matched": ()}, "DKIM did not pass (dkim=fail)"),
         ({"dkim_results": ("neutral", "fail"), "matched": ()}, "DKIM did not pass (dkim=neutral)"),
@@ -144,13 +153,34 @@ URL_FORMS: list[tuple[str, OneClickTarget | str]] = [
     ("https://[2606:4700::1111]/u", OneClickTarget("2606:4700::1111", "/u", A("2606:4700::1111"))),
     ("https://news.example/" + "a" * 7979, OneClickTarget("news.example", "/" + "a" * 7979)),
     ("https://news.example/" + "a" * 7980, "the URL is 8001 characters long, over 8000"),
-    ("https://news.example/\u00fcnsubscribe", "the URL holds characters a URL cannot (RFC 3986)"),
-    ("https://news.example/u?name=J\u00fcrgen", "the URL holds characters a URL cannot (RFC 3986)"),
-    ("https://b\u00fccher.example/u", "the URL holds characters a URL cannot (RFC 3986)"),
-    ("https://news.example/a b", "the URL holds characters a URL cannot (RFC 3986)"),
-    ("https://news.example/a|b", "the URL holds characters a URL cannot (RFC 3986)"),
-    ("https://news.example\\@evil.example/u", "the URL holds characters a URL cannot (RFC 3986)"),
-    ("https://news.example/\r\nX: 1", "the URL holds characters a URL cannot (RFC 3986)"),
+    (
+        "https://news.example/\u00fcnsubscribe",
+        NOT_URL_CHARS,
+    ),
+    (
+        "https://news.example/u?name=J\u00fcrgen",
+        NOT_URL_CHARS,
+    ),
+    (
+        "https://b\u00fccher.example/u",
+        NOT_URL_CHARS,
+    ),
+    (
+        "https://news.example/a b",
+        NOT_URL_CHARS,
+    ),
+    (
+        "https://news.example/a|b",
+        NOT_URL_CHARS,
+    ),
+    (
+        "https://news.example\\@evil.example/u",
+        NOT_URL_CHARS,
+    ),
+    (
+        "https://news.example/\r\nX: 1",
+        NOT_URL_CHARS,
+    ),
     ("http://news.example/u", "the URL's scheme is http, not https"),
     ("//news.example/u", "the URL's scheme is missing, not https"),
     ("https://user@news.example/u", "the URL carries a user name or password"),
@@ -193,7 +223,7 @@ def test_the_one_rule_for_a_url(url: str, decided: OneClickTarget | str) -> None
 
 def test_mailto_allowed_with_the_urls_own_subject_and_body() -> None:
     assert policy.why_not_mailto(GOOD) is None
-    assert policy.check_mailto("o", GOOD) == OptOut("leave@news.example", "stop it", "unsubscribe me")
+    assert policy.check_mailto("o", GOOD) == policy.OptOut("leave@news.example", "stop it", "unsubscribe me")
 
 
 @pytest.mark.parametrize(
@@ -208,7 +238,7 @@ def test_mailto_allowed_with_the_urls_own_subject_and_body() -> None:
 )
 def test_mailto_defaults_to_unsubscribe(uri: str, subject: str, body: str) -> None:
     opt_out = policy.check_mailto("o", replace(GOOD, uris=(uri,), post_fields=0, one_click_post=False))
-    assert opt_out == OptOut("leave@news.example", subject, body)
+    assert opt_out == policy.OptOut("leave@news.example", subject, body)
 
 
 def test_mailto_needs_no_post_field_and_no_https() -> None:
@@ -265,7 +295,7 @@ def test_mailto_limits_are_inclusive() -> None:
     opt_out = policy.check_mailto("o", longest)
     assert len(opt_out.subject) == 998 and len(opt_out.body) == 10_000
     tab = replace(GOOD, uris=("mailto:a@news.example?subject=a%09b&body=x%09y",))
-    assert policy.check_mailto("o", tab) == OptOut("a@news.example", "a\tb", "x\ty")
+    assert policy.check_mailto("o", tab) == policy.OptOut("a@news.example", "a\tb", "x\ty")
 
 
 # A hostile sender can sign its own header: the signature proves who wrote the mailto, not that the

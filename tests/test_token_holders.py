@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mcp_multi_gmail.mail import tokens
+from mcp_multi_gmail.mail.undo import tokens
 from support import wait_until
 
 # A child that renames itself (Linux: /proc/self/comm), says it is ready, and reports any SIGHUP.

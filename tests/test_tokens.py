@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mcp_multi_gmail.errors import MailError
-from mcp_multi_gmail.mail import records, tokens
+from mcp_multi_gmail.mail.undo import records, tokens
 
 
 def take(record: dict[str, Any]) -> str:

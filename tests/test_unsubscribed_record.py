@@ -1,4 +1,4 @@
-"""The record of lists left (mail/unsubscribed.py) across server processes: the look for an earlier
+"""The record of lists left (mail/subscriptions/unsubscribed.py) across server processes: the look for an earlier
 claim and the claim itself are one step under the state folder's file lock, so of several processes
 that claim one list at the same moment exactly one gets it (issue 41)."""
 
@@ -11,13 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from mcp_multi_gmail.mail.unsubscribed import Left, LeftLists
+from mcp_multi_gmail.mail.subscriptions.unsubscribed import Left, LeftLists
 
 PROCESSES = 6
 CLAIM = Left("o", "list:deals.shop.example", "https://news.example/unsubscribe", "one_click", "", None, "shop.example")
 
 
-def _claim_at_once(folder: str, start: multiprocessing.synchronize.Barrier, answers: "multiprocessing.Queue[str]") -> None:
+def _claim_at_once(
+    folder: str, start: multiprocessing.synchronize.Barrier, answers: multiprocessing.Queue[str]
+) -> None:
     entry = replace(CLAIM, at=f"2026-12-06T10:00:0{os.getpid() % 10}Z", pending=True)
     start.wait(timeout=30)
     earlier = LeftLists(Path(folder)).claim(entry, force=False)

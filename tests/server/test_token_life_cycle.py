@@ -17,7 +17,7 @@ from stdio_driver import ServerProcess, server_env, tool_result
 from sweep_box import ACCOUNTING, BANK, BOX, PROCESSED, Spec, config_entry, load, message_id, state
 
 from gmail_emulator import FaultRule, GmailEmulator
-from mcp_multi_gmail.mail import records
+from mcp_multi_gmail.mail.undo import records
 from support import gmail_env, wait_until
 
 QUERY = "from:banka.example"

@@ -18,8 +18,8 @@ import pytest
 from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.mail import unsubscribed
-from mcp_multi_gmail.mail.unsubscribed import LEFT_FILE
+from mcp_multi_gmail.mail.subscriptions import unsubscribed
+from mcp_multi_gmail.mail.subscriptions.unsubscribed import LEFT_FILE
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.statefile import write_atomically
 from support import gmail_env, load_runtime
@@ -168,19 +168,19 @@ async def test_a_record_of_the_first_format_is_read_by_its_list(
 # --- one request, however many calls ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("processes", [1, 2], ids=["one-process", "two-processes"])
+@pytest.mark.parametrize("runtimes", [1, 2], ids=["one-runtime", "two-runtimes-one-state-folder"])
 async def test_two_calls_at_once_make_one_request(
     emulator: GmailEmulator,
     standin: WebStandIn,
     call: Call,
     web_runtime: Callable[..., Runtime],
     tmp_path: Path,
-    processes: int,
+    runtimes: int,
 ) -> None:
     [deals] = deliver(emulator, ME, DEALS)
     standin.answer = Answer.SLOW  # the first request waits at the endpoint until the test releases it
     first_runtime = web_runtime()
-    second_runtime = first_runtime if processes == 1 else web_runtime()
+    second_runtime = first_runtime if runtimes == 1 else web_runtime()
     args = {"account": "o", "message_id": deals, "method": "one_click"}
     first = asyncio.ensure_future(call(first_runtime, "mg_unsubscribe", args))
     await wait_until_async(standin.waiting.is_set, what="the first request at the endpoint")

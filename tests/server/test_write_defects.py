@@ -195,7 +195,11 @@ async def test_an_undo_cut_off_halfway_finishes_with_the_same_token(
 
 
 async def test_a_failing_sweep_keeps_its_own_error_when_its_record_cannot_be_written(
-    emulator: GmailEmulator, make_box: Callable[[list[Spec]], Runtime], call: Call, monkeypatch: pytest.MonkeyPatch
+    emulator: GmailEmulator,
+    make_box: Callable[[list[Spec]], Runtime],
+    call: Call,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     runtime = make_box(both())
     change = {"seen": True}
@@ -209,10 +213,32 @@ async def test_a_failing_sweep_keeps_its_own_error_when_its_record_cannot_be_wri
             raise OSError(28, "No space left on device")
         real(path, text)
 
-    monkeypatch.setattr("mcp_multi_gmail.mail.records.write_atomically", full_disk)
+    monkeypatch.setattr("mcp_multi_gmail.mail.undo.records.write_atomically", full_disk)
     emulator.add_fault(FaultRule("bye:Account exceeded command or bandwidth limits.", match="UID SEARCH"))
     body = await error(
         call, runtime, "mg_sweep", account="o", query=QUERY, change=change, confirm_token=preview["confirm_token"]
     )
     print("e:", json.dumps(body)[:400])
     assert "record cannot be written" not in body["message"] and "bandwidth" in body["message"], body
+    assert any("No space left" in r.getMessage() for r in caplog.records)  # the cleanup's failure: logged
+
+
+async def test_an_undo_of_a_trash_cut_off_after_the_move_finishes_the_labels(
+    emulator: GmailEmulator, make_box: Callable[[list[Spec]], Runtime], call: Call
+) -> None:
+    runtime = make_box(bank_thread())
+    emulator.set_knobs(trash_keeps_labels=False)  # Gmail's Trash drops user labels: the undo puts them back
+    target = message_id("t-2")
+    emulator.add_labels(BOX, target, [PROCESSED])  # a label to lose in Trash and get back
+    before = state(emulator)
+    done = await ok(call, runtime, "mg_trash_message", account="o", message_id=target)
+    assert state(emulator)[target][2] == "trash" and PROCESSED not in state(emulator)[target][0]
+    # The undo moves it out of Trash, then the connection drops under the STORE that puts its labels back.
+    emulator.add_fault(FaultRule("drop_before_reply", match="UID STORE", nth=1))
+    first = await call(runtime, "mg_undo", {"account": "o", "undo_token": done["undo_token"]})
+    assert first.is_error and state(emulator)[target][2] != "trash"
+    assert PROCESSED not in state(emulator)[target][0]
+    again = await ok(call, runtime, "mg_undo", account="o", undo_token=done["undo_token"])
+    print("trash undo again:", json.dumps(again, ensure_ascii=False)[:400])
+    assert (again["restored"], again["skipped"], again["failed"]) == (1, 0, 0)
+    assert state(emulator)[target] == before[target]

@@ -15,7 +15,7 @@ from sweep_box import ACCOUNTING, BANK, BOX, PROCESSED, Spec, accounting_box, co
 from toolcalls import Call, ok
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.mail.records import Records
+from mcp_multi_gmail.mail.undo.records import Records
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio

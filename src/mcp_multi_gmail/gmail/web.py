@@ -16,7 +16,8 @@ A redirect is reported, never followed (RFC 8058 §3.1 forbids senders to answer
 the answer is read past its status line, so nothing the endpoint wrote reaches a result. One
 deadline (10 s) covers the lookup, the connection, TLS, the request and the status line.
 
-Tests cannot reach a public address, so `MG_WEB_RESOLVE` (host=ip:port, comma-separated) and
+Tests cannot reach a public address, so `MG_WEB_RESOLVE` (host=ip:port, comma-separated; the host
+a name or an IP literal a URL may name) and
 `MG_WEB_CA_FILE` point the request at a local stand-in; both count only beside
 `MG_GMAIL_ENDPOINT` (gmail/endpoint.py), and then no other host resolves at all.
 """
@@ -66,8 +67,6 @@ _STANDIN_NETWORK = IPv4Network("127.0.0.0/8")
 
 logger = logging.getLogger("mcp_multi_gmail")
 
-# RFC 3986's characters only: no space, control, backslash (which some parsers read as '/') or non-ASCII.
-URL_CHARACTERS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
 _LABEL = r"(?!-)[a-z0-9_-]{1,63}(?<!-)"
 _HOST_NAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
 _MAP_ENTRY = re.compile(r"([^=\s]+)=(\[[^\]]+\]|[^:\[\]\s]+):(\d{1,5})")
