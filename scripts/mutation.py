@@ -319,7 +319,9 @@ def only_message_text(original: str, mutated: str, *, returns_text: bool = False
 # --- running mutmut and reading its results --------------------------------------------------
 
 
-def run_mutmut(target: Target, max_minutes: float | None = None) -> tuple[int, float, float]:
+def run_mutmut(
+    target: Target, max_minutes: float | None = None, only: list[str] | None = None
+) -> tuple[int, float, float]:
     """Run mutmut from scratch; returns its exit code, the wall time and the CPU time (seconds). With
     `max_minutes`, mutmut is stopped then (exit code -1): what it checked by then is kept, the rest is
     "not checked" (it runs the mutants with the fastest tests first)."""
@@ -332,7 +334,11 @@ def run_mutmut(target: Target, max_minutes: float | None = None) -> tuple[int, f
     with target.log.open("wb") as log:
         # A session of its own, so that stopping it stops its workers too (and nothing else).
         process = subprocess.Popen(
-            [str(mutmut), "run"], cwd=target.home, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            [str(mutmut), "run", *(only or [])],
+            cwd=target.home,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         try:
             code = process.wait(timeout=None if max_minutes is None else max_minutes * 60)
@@ -502,12 +508,19 @@ def main() -> int:
     parser.add_argument("--verbose", action="store_true", help="also print the message-text survivors")
     parser.add_argument("--target", choices=sorted(TARGETS), default="policy", help="what to mutate (policy)")
     parser.add_argument("--max-minutes", type=float, help="stop mutmut after this long and judge what it checked")
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="GLOB",
+        help="run only the mutants whose names match (mutmut's names, e.g. "
+        "'mcp_multi_gmail.mail.undo.tokens.x__alive*'); the others stay not checked",
+    )
     args = parser.parse_args()
     target = TARGETS[args.target]
 
     print(f"mutation testing of {', '.join(target.sources())} with {', '.join(test_files(target))}", flush=True)
     if not args.reuse:
-        code, wall, cpu = run_mutmut(target, args.max_minutes)
+        code, wall, cpu = run_mutmut(target, args.max_minutes, args.only)
         if code not in (0, -1):
             tail = target.log.read_text("utf-8", errors="replace")[-4000:]
             print(tail.replace("\r", "\n"), file=sys.stderr)
