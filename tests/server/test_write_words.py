@@ -119,3 +119,32 @@ async def test_a_sweep_cut_off_midway_can_be_undone_at_once(
     emulator.clear_faults()
     undone = await ok(call, runtime, "mg_undo", account="o", undo_token=preview["undo_token"])
     assert undone["failed"] == 0 and snapshot(emulator, BOX) == before, undone
+
+
+async def test_a_trash_undone_without_its_labels_is_listed_as_failed(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+) -> None:
+    load(emulator, [Spec("u-0", "Výpis 0", "vypisy@banka.example", ("\\Inbox", PROCESSED))])
+    runtime = make_runtime(write_config([config_entry()]))
+    done = await ok(call, runtime, "mg_trash_message", account="o", message_id=message_id("u-0"))
+    # The move out of Trash works; the STORE that puts the processed label back is not applied.
+    emulator.set_knobs(store_not_applied_ids={message_id("u-0")})
+    undone = await ok(call, runtime, "mg_undo", account="o", undo_token=done["undo_token"])
+    assert (undone["restored"], undone["skipped"], undone["failed"]) == (0, 0, 1)
+    [failed] = undone["messages"]
+    assert (failed["message_id"], failed["change"], failed["outcome"]) == (
+        message_id("u-0"),
+        "moved to Trash",
+        "failed",
+    )
+    assert "labels back" in failed["reason"]
+    [entry] = undone["changes"]
+    assert (entry["attribute"], entry["action"], entry["changed"], entry["already"], entry["failed"]) == (
+        "trash",
+        "removed",
+        0,
+        0,
+        1,
+    )
+    labels, _flags, place = snapshot(emulator, BOX)[message_id("u-0")]
+    assert place == "normal" and "\\Inbox" in labels and PROCESSED not in labels
