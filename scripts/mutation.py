@@ -528,7 +528,11 @@ def main() -> int:
             return 2
     os.chdir(target.home)  # mutmut's readers take paths relative to its working directory
     texts = frozenset(load_text_functions(target.equivalents))
-    verdict = judge(read_mutants(target), load_equivalents(target.equivalents), texts)
+    mutants = read_mutants(target)
+    if not mutants:  # nothing read is never a pass: mutmut's results are not where its sources say
+        print(f"no mutants found in {target.mutants} for {', '.join(target.sources())}", file=sys.stderr)
+        return 2
+    verdict = judge(mutants, load_equivalents(target.equivalents), texts)
     report(verdict, target.equivalents, verbose=args.verbose)
     if not args.reuse:
         print(f"time: {wall:.0f} s wall, {cpu:.0f} s CPU (mutmut and its test processes)")
