@@ -150,7 +150,9 @@ async def test_a_slow_endpoint_ends_at_the_deadline_with_the_request_sent(web_st
     assert failed.value.request_sent is True and failed.value.code == "upstream_error"
     assert failed.value.retryable is False
     assert "within the deadline of 1 s" in failed.value.message and "may have acted" in failed.value.message
-    assert 1.0 <= elapsed < 2.5
+    # Not before the deadline; the upper bound only tells the deadline from the answer, which never
+    # comes (seconds of slack: the suite's other workers share the cores).
+    assert 1.0 <= elapsed < 5.0
     [connection] = web_standin.settled()  # the client closed its connection, the answer still held back
     assert connection.gave_up.is_set() and connection.request is not None and connection.request.after == b""
 
@@ -369,7 +371,7 @@ async def test_the_deadline_covers_the_lookup(dials: Dials) -> None:
     elapsed = time.monotonic() - started
     stuck.set()
     assert failed.value.request_sent is False and "lookup of news.example" in failed.value.message
-    assert 0.5 <= elapsed < 2.0
+    assert 0.5 <= elapsed < 5.0  # the lookup would take 10 s; slack for a machine under load
     assert dials.connects == []
 
 
