@@ -36,7 +36,9 @@ SHIPPED = Path(shipped.__file__).parents[1] / "data" / shipped.SHIPPED_FILE
 
 
 async def _published_text(runtime: Runtime) -> str:
-    async with Client(build_server(runtime)) as client:
+    server = build_server(runtime)
+    server._tool_manager.list_tools()  # the tools as built, not the shipped copy of their list
+    async with Client(server) as client:
         tools = (await client.list_tools()).tools
     # As on the wire (aliases such as inputSchema and _meta, no absent fields), in the published order.
     listed = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]

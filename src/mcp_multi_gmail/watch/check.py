@@ -10,7 +10,7 @@ from ..errors import MailError
 from ..gmail.endpoint import Endpoint
 from ..gmail.imap import logged_in
 from ..gmail.special_folders import SpecialFolders
-from ..mail.window import scan_window
+from ..mail.work import scan_window
 
 # mailbox name, boundary → keys of the work messages in its window (raises MailError)
 Check = Callable[[str, datetime], set[str]]
