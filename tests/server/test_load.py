@@ -26,6 +26,9 @@ from support import gmail_env, wait_until
 OSOBNI = {"name": "osobni", "address": "osobni@example.cz", "password": "osobniheslohesla"}
 SEARCH = {"account": "osobni", "query": "from:karel"}
 TIMEOUT_S = 3.0  # the deadline of the deadline tests
+# What these tests tell apart is the deadline (3 s) from a stall of 30 s or a drip of minutes; the
+# slack past the deadline is for the scheduler of a machine whose cores other work keeps busy.
+SLACK_S = 5.0
 
 
 def _seed(emulator: GmailEmulator, count: int = 3) -> None:
@@ -179,7 +182,7 @@ def test_forty_calls_against_a_stalled_search_end_at_the_deadline(
         answers = _answers_while(server, _arrived(server, ids))
         replies = [server.wait_timed(i, 60) for i in ids]
         for reply, arrived in replies:
-            assert arrived - sent < TIMEOUT_S + 2
+            assert arrived - sent < TIMEOUT_S + SLACK_S
             failed, body = tool_result(reply)
             assert failed and body["code"] == "upstream_error" and body["retryable"] is True
             assert f"deadline of {TIMEOUT_S:g} s" in body["message"] and "Nothing was changed" in body["message"]
@@ -199,14 +202,15 @@ def test_slow_drip_is_cut_off_at_the_deadline(
     emulator: GmailEmulator, write_config: Callable[..., Path], tmp_path: Path
 ) -> None:
     _seed(emulator)
-    emulator.set_bandwidth(40)  # 40 bytes a second: no single read ever times out
     config = write_config([OSOBNI], call_timeout_s=10)
     server = ServerProcess(config, server_env(gmail_env(emulator), tmp_path / "state"), call_timeout_s=TIMEOUT_S)
     try:
+        _first_call(server)  # at full speed: the first call's one-off costs are not the drip's
+        emulator.set_bandwidth(40)  # 40 bytes a second: no single read ever times out
         sent = time.monotonic()
         reply, arrived = server.wait_timed(server.call("mg_search_threads", SEARCH), 60)
         print(f"slow drip: deadline error after {arrived - sent:.2f} s")
-        assert TIMEOUT_S - 0.5 < arrived - sent < TIMEOUT_S + 2
+        assert TIMEOUT_S - 0.5 < arrived - sent < TIMEOUT_S + SLACK_S
         failed, body = tool_result(reply)
         assert failed and body["code"] == "upstream_error" and body["retryable"] is True
         assert "deadline" in body["message"] and 'mailbox "osobni"' in body["message"]
