@@ -6,6 +6,9 @@ one, and its folder synced, so a crash leaves the old file or the new one, never
 Processes take turns through an advisory lock on a file of its own (`fcntl.flock`, where the
 system offers one; elsewhere only the threads of one process take turns, through the callers' own
 thread locks). Both are readable and writable by their owner only.
+
+Every store writes a moment the same way, `utc_stamp`: UTC to the second, `2026-12-06T10:59:22Z`
+(the tool results show moments so too).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 try:
@@ -60,3 +64,13 @@ def write_atomically(path: Path, text: str) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def utc_stamp(moment: datetime) -> str:
+    """`moment` as the server writes it: UTC, whole seconds, `Z` (`2026-12-06T10:59:22Z`)."""
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def parse_utc_stamp(value: object) -> datetime:
+    """A written moment (any ISO 8601 time with its offset) back, in UTC; ValueError when it is none."""
+    return datetime.fromisoformat(str(value)).astimezone(UTC)

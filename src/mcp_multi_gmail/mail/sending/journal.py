@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ... import deadline
 from ...errors import MailError
-from ...statefile import locked, write_atomically
+from ...statefile import locked, parse_utc_stamp, utc_stamp, write_atomically
 
 JOURNAL_FILE = "send-journal.json"
 KEEP = timedelta(days=7)
@@ -85,7 +85,7 @@ class SendJournal:
                     Entry(
                         account=str(item["account"]),
                         message_id=str(item["message_id"]),
-                        handed_over=datetime.fromisoformat(str(item["handed_over"])).astimezone(UTC),
+                        handed_over=parse_utc_stamp(item["handed_over"]),
                     )
                 )
             except (KeyError, TypeError, ValueError):
@@ -112,7 +112,7 @@ class SendJournal:
                 {
                     "account": e.account,
                     "message_id": e.message_id,
-                    "handed_over": e.handed_over.isoformat(timespec="seconds").replace("+00:00", "Z"),
+                    "handed_over": utc_stamp(e.handed_over),
                 }
                 for e in entries
             ],
@@ -157,7 +157,7 @@ def _note_handed_over(progress: deadline.CallProgress, message_id: str) -> None:
 
 
 def duplicate(account: str, entry: Entry) -> MailError:
-    when = entry.handed_over.isoformat(timespec="seconds").replace("+00:00", "Z")
+    when = utc_stamp(entry.handed_over)
     return MailError(
         "duplicate_send",
         f'This exact message was already handed to Gmail from mailbox "{account}" at {when} (UTC), as '

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from ...errors import MailError
-from ...statefile import locked, write_atomically
+from ...statefile import locked, parse_utc_stamp, utc_stamp, write_atomically
 
 LEFT_FILE = "unsubscribed.json"
 LOCK_FILE = ".unsubscribed.lock"
@@ -94,10 +94,7 @@ class LeftLists:
                         list=str(item["list"]),
                         target=str(item["target"]),
                         method="mailto" if item["method"] == "mailto" else "one_click",
-                        at=datetime.fromisoformat(str(item["at"]))
-                        .astimezone(UTC)
-                        .isoformat(timespec="seconds")
-                        .replace("+00:00", "Z"),
+                        at=utc_stamp(parse_utc_stamp(item["at"])),
                         status=int(status) if status is not None else None,
                     )
                 )
@@ -126,9 +123,7 @@ class LeftLists:
     ) -> Left:
         """Write down (fsync'd) that this list was contacted; raises MailError when it cannot."""
         moment = (now or datetime.now(UTC)).astimezone(UTC)
-        entry = Left(
-            account, group, target, method, moment.isoformat(timespec="seconds").replace("+00:00", "Z"), status
-        )
+        entry = Left(account, group, target, method, utc_stamp(moment), status)
         with _LOCK:
             try:
                 with locked(self.path.parent / LOCK_FILE):

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import MailError
-from ...statefile import locked, write_atomically
+from ...statefile import locked, parse_utc_stamp, utc_stamp, write_atomically
 
 FOLDER = "undo"
 KEEP = timedelta(days=7)
@@ -47,11 +47,11 @@ def now() -> datetime:
 
 
 def stamp(moment: datetime) -> str:
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+    return utc_stamp(moment)
 
 
 def parse_stamp(value: object) -> datetime:
-    return datetime.fromisoformat(str(value)).astimezone(UTC)
+    return parse_utc_stamp(value)
 
 
 def new_token(prefix: str) -> str:
