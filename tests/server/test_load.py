@@ -95,7 +95,7 @@ def _share_quick(samples: list[float]) -> float:
 
 def _quick_ping(server: ServerProcess) -> float:
     """The quickest of five pings: one may meet a busy scheduler, five do not all."""
-    return min(server.ping() for _ in range(5))
+    return float(min(server.ping() for _ in range(5)))
 
 
 def _first_call(server: ServerProcess) -> None:
