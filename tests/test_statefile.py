@@ -14,13 +14,16 @@ import pytest
 
 from mcp_multi_gmail.errors import MailError
 from mcp_multi_gmail.mail.sending.journal import JOURNAL_FILE, SendJournal
-from mcp_multi_gmail.mail.subscriptions.unsubscribed import LEFT_FILE, LeftLists
+from mcp_multi_gmail.mail.subscriptions.unsubscribed import LEFT_FILE, Left, LeftLists, now_iso
 from mcp_multi_gmail.mail.undo.records import Records
 from mcp_multi_gmail.statefile import STORE_ERROR, parse_utc_stamp, utc_stamp
 
 PRAGUE_WINTER = timezone(timedelta(hours=1))
 MOMENT = datetime(2026, 12, 6, 11, 59, 22, 987654, tzinfo=PRAGUE_WINTER)
 STAMP = "2026-12-06T10:59:22Z"
+LEFT = Left(
+    "osobni", "list:news.example.org", "mailto:leave@example.org", "mailto", now_iso(MOMENT), None, "example.org"
+)
 
 
 def test_a_moment_is_written_in_utc_to_the_second_and_read_back() -> None:
@@ -31,13 +34,13 @@ def test_a_moment_is_written_in_utc_to_the_second_and_read_back() -> None:
 
 def test_the_send_journal_and_the_lists_left_stamp_alike(tmp_path: Path) -> None:
     SendJournal(tmp_path).record("osobni", "<a@example.org>", now=MOMENT)
-    LeftLists(tmp_path).record("osobni", "list.example.org", "mailto:leave@example.org", "mailto", None, now=MOMENT)
+    LeftLists(tmp_path).claim(LEFT, force=False)
     journal = json.loads((tmp_path / JOURNAL_FILE).read_text(encoding="utf-8"))
     left = json.loads((tmp_path / LEFT_FILE).read_text(encoding="utf-8"))
     assert journal["sends"][0]["handed_over"] == STAMP and left["left"][0]["at"] == STAMP
     found = SendJournal(tmp_path).find("osobni", "<a@example.org>", now=MOMENT)
     assert found is not None and found.handed_over == parse_utc_stamp(STAMP)
-    assert LeftLists(tmp_path).of_account("osobni")["list.example.org"].at == STAMP
+    assert [left.at for left in LeftLists(tmp_path).of_account("osobni")] == [STAMP]
 
 
 TOKEN = "undo_abc"
@@ -50,8 +53,8 @@ STORES: dict[str, tuple[Callable[[Path], Path], Callable[[Path], object], Callab
     ),
     "lists left": (
         lambda folder: folder / LEFT_FILE,
-        lambda folder: LeftLists(folder).find("osobni", "list.example.org", "mailto:leave@example.org"),
-        lambda folder: LeftLists(folder).record("osobni", "list.example.org", "mailto:x@example.org", "mailto", None),
+        lambda folder: LeftLists(folder).find("osobni", "list:news.example.org", "news.example"),
+        lambda folder: LeftLists(folder).claim(LEFT, force=False),
     ),
     "undo records": (
         lambda folder: Records(folder).path(TOKEN),

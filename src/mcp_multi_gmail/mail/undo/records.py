@@ -154,3 +154,12 @@ def unwritable(folder: Path, what: str, error: OSError) -> MailError:
         f"The {what} record", folder, error,
         "Nothing was changed: every change is recorded before it goes out, so that it can be taken back.",
     )  # fmt: skip
+
+
+def after_error(cleanup: Callable[[], object], what: str) -> None:
+    """Run a cleanup whose own failure must not replace what the caller is told (the first error, or the
+    result): it is logged instead, as aiosmtplib does with a failing RSET after an error."""
+    try:
+        cleanup()
+    except Exception as error:  # noqa: BLE001 - logged; the caller's own outcome stands
+        logger.warning("%s se nepodařilo zapsat: %s", what, error)
