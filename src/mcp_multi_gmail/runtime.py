@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Literal
@@ -53,6 +54,8 @@ class Runtime:
     # Tests only: a deadline below the configuration's floor of 10 s, so a test of what happens at
     # the deadline waits a second or two, not ten. It outlives reloads; no file or variable sets it.
     call_timeout_override_s: float | None = None
+    # What "now" is for dates of the user's calendar (reminders, waiting replies); tests set their own.
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC), repr=False)
 
     @classmethod
     def load(

@@ -1,0 +1,240 @@
+"""mg_awaiting_replies: the threads where the user spoke last and still waits for an answer.
+
+Cost: one X-GM-RAW search of All Mail for the window (`newer_than:`) and one FETCH of the found
+messages' thread ids, labels, envelopes and a few header fields (cut into UIDS_PER_COMMAND
+batches), whatever the number of sent threads. Every answer to a message of the window is itself
+in the window, so nothing outside it is needed: the threads are put together from the one FETCH.
+
+The rules (docs/pripominky.md):
+- a thread waits when its newest counting message is the user's (the address or an alias), at
+  least `older_than` and at most `within` old;
+- an answer is a later message in the thread from someone else, or one anywhere in the window
+  whose In-Reply-To or References names the user's last message;
+- automatic mail and delivery reports do not count; an out-of-office keeps the thread waiting and
+  is said in the entry;
+- never waiting: mail only to the user's own addresses or to no-reply addresses, list mail,
+  calendar answers, threads the user marked as expecting nothing (a reminder label).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from pydantic import BaseModel, Field
+
+from .. import policy_reminders as reminders
+from ..config import Account
+from ..domain import Address
+from ..gmail.imap import ALL_MAIL, Fetched, ImapSession, header_fields_item
+from ..gmail.parse import automatic
+from ..runtime import Runtime
+from . import budget
+from .cursor import Key, decode, fingerprint, newest_first
+from .session import SearchFailure, each_mailbox
+from .summary import carries, iso, self_addresses
+
+DAY = timedelta(days=1)
+ITEMS = ["X-GM-THRID", "X-GM-LABELS", "INTERNALDATE", "ENVELOPE", header_fields_item(automatic.FIELDS)]
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class ReminderInfo(BaseModel):
+    kind: str = Field(description='"reply" (ends when an answer comes) or "revisit"')
+    on: str = Field(description="YYYY-MM-DD, or YYYY-MM-DDTHH:MM, in the user's zone")
+    label: str = Field(description="The reminder's label in the mailbox")
+
+
+class AwaitingEntry(BaseModel):
+    account: str
+    thread_id: str
+    subject: str | None
+    owed_by: list[Address] = Field(description="To (else Cc) of the user's last message, own addresses left out")
+    sent_at: str = Field(description="When the user's last message went out (INTERNALDATE), ISO-8601 UTC")
+    days_waiting: int
+    auto_reply_came: bool = Field(description="An automatic answer (out-of-office) came; it does not end the wait")
+    reminder: ReminderInfo | None
+
+
+class AwaitingResult(BaseModel):
+    threads: list[AwaitingEntry] = Field(description="Longest waiting first")
+    total_threads: int
+    next_page_token: str | None = budget.next_page_field("threads")
+    searched: list[str]
+    failures: list[SearchFailure]
+    page_budget_exhausted: bool = budget.page_cut_field(budget.FEWER_THREADS)
+    cut: list[budget.Cut] = budget.cut_field()
+
+
+@dataclass
+class _Message:
+    item: Fetched
+    when: datetime
+    mine: bool
+    facts: automatic.Facts
+
+
+@dataclass
+class Waiting:
+    """One mailbox's waiting threads, longest waiting first, with their page keys."""
+
+    threads: list[AwaitingEntry] = field(default_factory=list)
+    keys: list[Key] = field(default_factory=list)
+    total: int = 0
+    more: bool = False
+
+
+def _reminder(labels: set[str], account: Account) -> ReminderInfo | None:
+    found = [r for label in labels if (r := reminders.parse_label(account.reminder_label, label)) is not None]
+    dated = sorted((r for r in found if r.day is not None), key=lambda r: r.sort_key)
+    if not dated:
+        return None
+    first = dated[0]
+    return ReminderInfo(kind=first.kind, on=first.shown, label=reminders.label_name(account.reminder_label, first))
+
+
+def scan(
+    session: ImapSession, account: Account, now: datetime, older_than: timedelta, within: timedelta
+) -> list[AwaitingEntry]:
+    """Every waiting thread of the mailbox, longest waiting first (two commands after EXAMINE)."""
+    session.open(ALL_MAIL)
+    days = max(1, -(-within // DAY))  # newer_than counts whole days; the exact edge is checked below
+    uids = session.search_raw(f"newer_than:{days}d")
+    if not uids:
+        return []
+    own = self_addresses(account)
+    threads: dict[int, list[_Message]] = {}
+    named: dict[str, list[_Message]] = {}  # Message-ID named by another's answer -> those answers
+    thread_labels: dict[int, set[str]] = {}
+    for item in session.fetch(uids, ITEMS).values():
+        if item.thread_id is None or item.internaldate is None:
+            continue
+        if carries(item.labels, "\\Draft"):
+            continue
+        sender = item.envelope.from_.address if item.envelope and item.envelope.from_ else None
+        mine = sender is not None and sender.casefold() in own
+        message = _Message(item, item.internaldate, mine, automatic.facts(item.auth_header, sender))
+        threads.setdefault(item.thread_id, []).append(message)
+        thread_labels.setdefault(item.thread_id, set()).update(item.labels or ())
+        if not mine:
+            for name in message.facts.names:
+                named.setdefault(name, []).append(message)
+    found: list[AwaitingEntry] = []
+    for thread_id, messages in threads.items():
+        entry = _waiting(thread_id, messages, named, thread_labels[thread_id], account, own, now, older_than, within)
+        if entry is not None:
+            found.append(entry)
+    found.sort(key=lambda e: (e.sent_at, int(e.thread_id)))
+    return found
+
+
+def _waiting(
+    thread_id: int,
+    messages: list[_Message],
+    named: dict[str, list[_Message]],
+    labels: set[str],
+    account: Account,
+    own: set[str],
+    now: datetime,
+    older_than: timedelta,
+    within: timedelta,
+) -> AwaitingEntry | None:
+    if any(reminders.is_expect_nothing(account.reminder_label, label) for label in labels):
+        return None
+    if any(m.facts.mailing_list for m in messages):
+        return None
+    messages.sort(key=lambda m: (m.when, m.item.uid))
+    counting = [m for m in messages if not m.facts.automatic and m.when <= now + timedelta(minutes=1)]
+    if not counting or not counting[-1].mine:
+        return None
+    last = counting[-1]
+    envelope = last.item.envelope
+    if envelope is None or last.facts.calendar_reply or reminders.is_calendar_answer(envelope.subject):
+        return None
+    if not older_than <= now - last.when <= within:
+        return None
+    message_id = (envelope.message_id or "").casefold()
+    later_elsewhere = [m for m in named.get(message_id, []) if m.when > last.when] if message_id else []
+    if any(not m.facts.automatic for m in later_elsewhere):
+        return None  # answered in a thread of its own (a changed subject)
+    others = [a for a in [*envelope.to, *envelope.cc, *envelope.bcc] if (a.address or "").casefold() not in own]
+    if not others or all(automatic.is_no_reply(a.address) for a in others):
+        return None
+    owed = [a for a in envelope.to if a in others and not automatic.is_no_reply(a.address)] or [
+        a for a in others if not automatic.is_no_reply(a.address)
+    ]
+    later = [m for m in messages if m.when > last.when and not m.mine] + later_elsewhere
+    return AwaitingEntry(
+        account=account.name,
+        thread_id=str(thread_id),
+        subject=envelope.subject,
+        owed_by=owed,
+        sent_at=iso(last.when) or "",
+        days_waiting=int((now - last.when) // DAY),
+        auto_reply_came=any(m.facts.away for m in later),
+        reminder=_reminder(labels, account),
+    )
+
+
+def _key(entry: AwaitingEntry) -> Key:
+    # Pages run from the biggest key down; the longest waiting (oldest) thread must come first.
+    sent = datetime.fromisoformat(entry.sent_at.replace("Z", "+00:00"))
+    return Key(-int((sent - _EPOCH).total_seconds() * 1_000_000), int(entry.thread_id), entry.account)
+
+
+def _page(entries: list[AwaitingEntry], after: Key | None, limit: int) -> Waiting:
+    keyed = [(key, e) for key, e in ((_key(e), e) for e in entries) if after is None or key < after]
+    keyed.sort(key=lambda pair: pair[0], reverse=True)
+    return Waiting(
+        threads=[e for _k, e in keyed[:limit]],
+        keys=[k for k, _e in keyed[:limit]],
+        total=len(entries),
+        more=len(keyed) > limit,
+    )
+
+
+async def awaiting_replies(
+    runtime: Runtime,
+    account_name: str,
+    older_than_days: float | None,
+    within_days: int,
+    max_results: int,
+    page_token: str | None,
+) -> AwaitingResult:
+    stamp = fingerprint(
+        "mg_awaiting_replies", account=account_name, older=older_than_days, within=within_days, max=max_results
+    )
+    after = decode(page_token, stamp)
+    now = runtime.clock()
+    within = timedelta(days=within_days)
+
+    def one(session: ImapSession, account: Account) -> Waiting:
+        older = (
+            timedelta(days=older_than_days)
+            if older_than_days is not None
+            else timedelta(seconds=account.follow_up_after_s)
+        )
+        return _page(scan(session, account, now, older, within), after, max_results)
+
+    answers = await each_mailbox(runtime, account_name, one)
+    page = newest_first(answers.done, max_results)
+    total = sum(w.total for w in answers.done)
+
+    def result_for(count: int) -> AwaitingResult:
+        cut = count < len(page.keyed)
+        return AwaitingResult(
+            threads=page.threads(count),
+            total_threads=total,
+            next_page_token=page.token(stamp, count),
+            searched=answers.searched,
+            failures=answers.failures,
+            page_budget_exhausted=cut,
+            cut=budget.page_cut("mg_awaiting_replies", "threads", count, total) if cut else [],
+        )
+
+    return budget.fit_page(result_for, len(page.keyed))
+
+
+def overdue_count(session: ImapSession, account: Account, now: datetime) -> int:
+    """How many threads have waited longer than the mailbox's follow_up_after (for the pass)."""
+    return len(scan(session, account, now, timedelta(seconds=account.follow_up_after_s), timedelta(days=30)))
