@@ -169,7 +169,7 @@ async def test_demo_server_with_sdk_client() -> None:
     # (the SDK client closes stdin on exit; the EOF cleanup is checked by the raw test below)
     async with Client(params) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
-        assert len(tools) == 22 and {"mg_next_pass", "mg_label_message", "mg_search_threads"} <= tools
+        assert len(tools) == 23 and {"mg_next_pass", "mg_label_message", "mg_search_threads"} <= tools
         result = await client.call_tool("mg_next_pass", {"account": "osobni", "since": days_ago(5)})
         assert result.is_error is False and result.structured_content is not None
         threads = result.structured_content["threads"]
