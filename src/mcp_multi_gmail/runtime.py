@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from functools import partial
 from pathlib import Path
 from typing import Literal
@@ -56,6 +56,8 @@ class Runtime:
     call_timeout_override_s: float | None = None
     # What "now" is for dates of the user's calendar (reminders, waiting replies); tests set their own.
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC), repr=False)
+    # Mailbox name -> the user's day its empty reminder date labels were last swept (at most once a day).
+    reminder_sweeps: dict[str, date] = field(default_factory=dict)
 
     @classmethod
     def load(

@@ -86,65 +86,103 @@ class Waiting:
 
 def _reminder(labels: set[str], account: Account) -> ReminderInfo | None:
     found = [r for label in labels if (r := reminders.parse_label(account.reminder_label, label)) is not None]
-    dated = sorted((r for r in found if r.day is not None), key=lambda r: r.sort_key)
-    if not dated:
+    if not found:
         return None
-    first = dated[0]
+    first = min(found, key=lambda r: r.sort_key)
     return ReminderInfo(kind=first.kind, on=first.shown, label=reminders.label_name(account.reminder_label, first))
+
+
+@dataclass
+class WindowMail:
+    """Every message of the window by thread, the answers by the ids they name, each thread's labels."""
+
+    threads: dict[int, list[_Message]] = field(default_factory=dict)
+    named: dict[str, list[_Message]] = field(default_factory=dict)
+    labels: dict[int, set[str]] = field(default_factory=dict)
+
+
+def read_window(session: ImapSession, account: Account, within: timedelta) -> WindowMail:
+    """The window's mail: one SEARCH and one FETCH (in UIDS_PER_COMMAND batches) after EXAMINE."""
+    session.open(ALL_MAIL)
+    days = max(1, -(-within // DAY))  # newer_than counts whole days; the exact edge is checked later
+    uids = session.search_raw(f"newer_than:{days}d")
+    window = WindowMail()
+    if not uids:
+        return window
+    own = self_addresses(account)
+    for item in session.fetch(uids, ITEMS).values():
+        if item.thread_id is None or item.internaldate is None or carries(item.labels, "\\Draft"):
+            continue
+        sender = item.envelope.from_.address if item.envelope and item.envelope.from_ else None
+        mine = sender is not None and sender.casefold() in own
+        message = _Message(item, item.internaldate, mine, automatic.facts(item.auth_header, sender))
+        window.threads.setdefault(item.thread_id, []).append(message)
+        window.labels.setdefault(item.thread_id, set()).update(item.labels or ())
+        if not mine:
+            for name in message.facts.names:
+                window.named.setdefault(name, []).append(message)
+    for messages in window.threads.values():
+        messages.sort(key=lambda m: (m.when, m.item.uid))
+    return window
+
+
+def waiting_in(
+    window: WindowMail, account: Account, now: datetime, older_than: timedelta, within: timedelta
+) -> list[AwaitingEntry]:
+    """The window's waiting threads, longest waiting first."""
+    own = self_addresses(account)
+    found = [
+        entry
+        for thread_id, messages in window.threads.items()
+        if (entry := _waiting(thread_id, messages, window, account, own, now, older_than, within)) is not None
+    ]
+    found.sort(key=lambda e: (e.sent_at, int(e.thread_id)))
+    return found
 
 
 def scan(
     session: ImapSession, account: Account, now: datetime, older_than: timedelta, within: timedelta
 ) -> list[AwaitingEntry]:
     """Every waiting thread of the mailbox, longest waiting first (two commands after EXAMINE)."""
-    session.open(ALL_MAIL)
-    days = max(1, -(-within // DAY))  # newer_than counts whole days; the exact edge is checked below
-    uids = session.search_raw(f"newer_than:{days}d")
-    if not uids:
-        return []
-    own = self_addresses(account)
-    threads: dict[int, list[_Message]] = {}
-    named: dict[str, list[_Message]] = {}  # Message-ID named by another's answer -> those answers
-    thread_labels: dict[int, set[str]] = {}
-    for item in session.fetch(uids, ITEMS).values():
-        if item.thread_id is None or item.internaldate is None:
-            continue
-        if carries(item.labels, "\\Draft"):
-            continue
-        sender = item.envelope.from_.address if item.envelope and item.envelope.from_ else None
-        mine = sender is not None and sender.casefold() in own
-        message = _Message(item, item.internaldate, mine, automatic.facts(item.auth_header, sender))
-        threads.setdefault(item.thread_id, []).append(message)
-        thread_labels.setdefault(item.thread_id, set()).update(item.labels or ())
-        if not mine:
-            for name in message.facts.names:
-                named.setdefault(name, []).append(message)
-    found: list[AwaitingEntry] = []
-    for thread_id, messages in threads.items():
-        entry = _waiting(thread_id, messages, named, thread_labels[thread_id], account, own, now, older_than, within)
-        if entry is not None:
-            found.append(entry)
-    found.sort(key=lambda e: (e.sent_at, int(e.thread_id)))
-    return found
+    return waiting_in(read_window(session, account, within), account, now, older_than, within)
+
+
+def _counting(messages: list[_Message], now: datetime) -> list[_Message]:
+    return [m for m in messages if not m.facts.automatic and m.when <= now + timedelta(minutes=1)]
+
+
+def _answers_elsewhere(window: WindowMail, last: _Message) -> list[_Message]:
+    envelope = last.item.envelope
+    message_id = (envelope.message_id or "").casefold() if envelope else ""
+    return [m for m in window.named.get(message_id, []) if m.when > last.when] if message_id else []
+
+
+def answered(window: WindowMail, thread_id: int, now: datetime) -> bool:
+    """Whether someone other than the user answered the thread's last word from the user (in the window)."""
+    counting = _counting(window.threads.get(thread_id, []), now)
+    if not counting:
+        return False
+    if not counting[-1].mine:
+        return True
+    return any(not m.facts.automatic for m in _answers_elsewhere(window, counting[-1]))
 
 
 def _waiting(
     thread_id: int,
     messages: list[_Message],
-    named: dict[str, list[_Message]],
-    labels: set[str],
+    window: WindowMail,
     account: Account,
     own: set[str],
     now: datetime,
     older_than: timedelta,
     within: timedelta,
 ) -> AwaitingEntry | None:
+    labels = window.labels.get(thread_id, set())
     if any(reminders.is_expect_nothing(account.reminder_label, label) for label in labels):
         return None
     if any(m.facts.mailing_list for m in messages):
         return None
-    messages.sort(key=lambda m: (m.when, m.item.uid))
-    counting = [m for m in messages if not m.facts.automatic and m.when <= now + timedelta(minutes=1)]
+    counting = _counting(messages, now)
     if not counting or not counting[-1].mine:
         return None
     last = counting[-1]
@@ -153,8 +191,7 @@ def _waiting(
         return None
     if not older_than <= now - last.when <= within:
         return None
-    message_id = (envelope.message_id or "").casefold()
-    later_elsewhere = [m for m in named.get(message_id, []) if m.when > last.when] if message_id else []
+    later_elsewhere = _answers_elsewhere(window, last)
     if any(not m.facts.automatic for m in later_elsewhere):
         return None  # answered in a thread of its own (a changed subject)
     others = [a for a in [*envelope.to, *envelope.cc, *envelope.bcc] if (a.address or "").casefold() not in own]
@@ -233,8 +270,3 @@ async def awaiting_replies(
         )
 
     return budget.fit_page(result_for, len(page.keyed))
-
-
-def overdue_count(session: ImapSession, account: Account, now: datetime) -> int:
-    """How many threads have waited longer than the mailbox's follow_up_after (for the pass)."""
-    return len(scan(session, account, now, timedelta(seconds=account.follow_up_after_s), timedelta(days=30)))

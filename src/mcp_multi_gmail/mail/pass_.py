@@ -18,6 +18,7 @@ from ..gmail.imap import Fetched, ImapSession
 from ..runtime import Runtime
 from . import budget, inputs
 from .cursor import Key, decode, fingerprint, key_of, newest_first
+from .due import DueReminder, FollowUps, follow_ups
 from .preview import previews
 from .session import SearchFailure, each_mailbox
 from .summary import iso
@@ -85,6 +86,16 @@ class PassResult(BaseModel):
     outside_scope_in_window: int
     oldest_unprocessed_at: str | None
     window_clear: bool = Field(description="Move the boundary to searched_at only when this is true")
+    reminders_due: list[DueReminder] = Field(
+        default_factory=list,
+        description="First page only: threads whose reminder day has come (they stay until mg_remind clears or "
+        "moves them), and reply reminders whose answer came (reported once, then taken off)",
+    )
+    awaiting_overdue: int = Field(
+        default=0,
+        description="First page only: threads waiting for an answer longer than follow_up_after; "
+        "mg_awaiting_replies lists them",
+    )
     searched: list[str]
     failures: list[SearchFailure]
     page_budget_exhausted: bool = budget.page_cut_field(budget.FEWER_THREADS)
@@ -213,9 +224,18 @@ class MailboxPass:
     keys: list[Key]  # the sort key of each thread shown, for the next page's cursor
     total: int
     more: bool  # threads after the last one shown
+    follow: FollowUps | None = None  # reminders and overdue replies, on the first page
 
 
-def pass_mailbox(session: ImapSession, account: Account, since: datetime, after: Key | None, limit: int) -> MailboxPass:
+def pass_mailbox(
+    session: ImapSession,
+    account: Account,
+    since: datetime,
+    after: Key | None,
+    limit: int,
+    runtime: Runtime | None = None,
+) -> MailboxPass:
+    """One mailbox's page; with `runtime` on the first page also its reminders and overdue replies."""
     window = scan_window(session, account, since)
     busy = window.work_threads()
     keyed = [(key_of(t.newest_work, t.thread_id, account.name), t) for t in busy]
@@ -225,12 +245,14 @@ def pass_mailbox(session: ImapSession, account: Account, since: datetime, after:
     # Previews of the page's unprocessed messages: one FETCH, read from the members' structures.
     wanted = {m.uid for t in page for m in [*t.work, *t.outside]}
     shown = previews(session, [m for ms in members.values() for m in ms if m.uid in wanted])
+    follow = follow_ups(runtime, session, account, runtime.clock()) if runtime is not None and after is None else None
     return MailboxPass(
         window,
         [_describe(window, t, members.get(t.thread_id), shown) for t in page],
         [k for k, _t in remaining[:limit]],
         len(busy),
         len(remaining) > limit,
+        follow,
     )
 
 
@@ -241,7 +263,7 @@ async def next_pass(
     stamp = fingerprint("mg_next_pass", account=account_name, since=iso(since), max_threads=max_threads)
     after = decode(page_token, stamp)
     answers = await each_mailbox(
-        runtime, account_name, lambda s, account: pass_mailbox(s, account, since, after, max_threads)
+        runtime, account_name, lambda s, account: pass_mailbox(s, account, since, after, max_threads, runtime)
     )
     return _result(since, answers.done, answers.failures, max_threads, stamp, answers.searched)
 
@@ -275,6 +297,8 @@ def _result(
             outside_scope_in_window=sum(w.outside_scope for w in windows),
             oldest_unprocessed_at=iso(oldest),
             window_clear=not failures and total == 0,
+            reminders_due=[r for one in done if one.follow for r in one.follow.due],
+            awaiting_overdue=sum(one.follow.overdue for one in done if one.follow),
             searched=searched,
             failures=failures,
             page_budget_exhausted=count < len(page.keyed),
