@@ -57,6 +57,10 @@ FILES = (
     "docs/pro-asistenta.md",
     "docs/pro-asistenta-nastaveni.md",
     "docs/pro-asistenta-potize.md",
+    "docs/pro-asistenta-hromadne.md",
+    "docs/pro-asistenta-vraceni.md",
+    "docs/pro-asistenta-rozesilky.md",
+    "docs/pro-asistenta-preposlani.md",
     # The pages README.md hands its reference sections on to (README.en.md's stay in the clone).
     "docs/konfigurace.md",
     "docs/nastroje.md",

@@ -14,7 +14,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import TextResourceContents
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.server.instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI
+from mcp_multi_gmail.server.instructions import GUIDE_PREFIX, GUIDE_URI, GUIDES_BY_NEED, SETUP_URI, TROUBLE_URI
 from support import INITIALIZED, SERVER_SCRIPT, gmail_env, initialize_request
 
 OSOBNI = {
@@ -57,7 +57,14 @@ async def test_sdk_client_over_stdio(
         assert isinstance(guide, TextResourceContents) and "mg_next_pass" in guide.text
         # the setup and troubleshooting guides are resources too, named in the instructions
         listed = {str(r.uri) for r in (await client.list_resources()).resources}
-        assert listed == {GUIDE_URI, SETUP_URI, TROUBLE_URI}
+        assert listed == {GUIDE_URI, SETUP_URI, TROUBLE_URI} | {uri for uri, _ in GUIDES_BY_NEED}
+        # each guide read by need: listed in the instructions, named by a tool's description, readable
+        described = " ".join(tool.description or "" for tool in tools)
+        for uri, what in GUIDES_BY_NEED:
+            assert f"{uri.removeprefix(GUIDE_PREFIX)} ({what})" in client.instructions, uri
+            assert uri in described, uri
+            page = (await client.read_resource(uri)).contents[0]
+            assert isinstance(page, TextResourceContents) and GUIDE_URI in page.text
         assert SETUP_URI in client.instructions and TROUBLE_URI in client.instructions
         setup = (await client.read_resource(SETUP_URI)).contents[0]
         assert isinstance(setup, TextResourceContents) and "SEM_VLOZ_HESLO_APLIKACE" in setup.text

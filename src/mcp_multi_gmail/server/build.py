@@ -19,7 +19,17 @@ from pydantic import ValidationError
 from .. import __version__
 from ..errors import MailError
 from ..runtime import Runtime
-from .instructions import GUIDE_URI, SETUP_URI, TROUBLE_URI, build_instructions, build_repair_instructions
+from .instructions import (
+    BULK_URI,
+    FORWARD_URI,
+    GUIDE_URI,
+    LISTS_URI,
+    SETUP_URI,
+    TROUBLE_URI,
+    UNDO_URI,
+    build_instructions,
+    build_repair_instructions,
+)
 from .lifetime import LOGOUT_GRACE_S
 from .notify import progress_notifications
 from .schema import published
@@ -32,7 +42,8 @@ SERVER_NAME = "mcp-multi-gmail"
 PROJECT_DIR = Path(__file__).resolve().parents[3]
 
 
-# (resource URI, file name, title, description) of the three Czech guides for the assistant.
+# (resource URI, file name, title, description) of the Czech guides for the assistant: the three every
+# session may need, then those read by need (named by their tools' descriptions and the instructions).
 GUIDES = (
     (
         GUIDE_URI,
@@ -51,6 +62,30 @@ GUIDES = (
         "pro-asistenta-potize.md",
         "Potíže: průvodce pro asistenta (mcp-multi-gmail)",
         "The Czech troubleshooting guide: start-up messages, tool error codes, sends that ended unclearly.",
+    ),
+    (
+        BULK_URI,
+        "pro-asistenta-hromadne.md",
+        "Hromadné změny: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech guide to mg_sweep: one change over a whole query, preview and confirm, the daily clean-up.",
+    ),
+    (
+        UNDO_URI,
+        "pro-asistenta-vraceni.md",
+        "Vracení: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech guide to mg_undo: undo tokens, what comes back, what cannot.",
+    ),
+    (
+        LISTS_URI,
+        "pro-asistenta-rozesilky.md",
+        "Rozesílky: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech guide to mailing lists: the overview and leaving a list the user chose.",
+    ),
+    (
+        FORWARD_URI,
+        "pro-asistenta-preposlani.md",
+        "Přeposlání: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech guide to forwarding a message and sending the text of an existing draft.",
     ),
 )
 

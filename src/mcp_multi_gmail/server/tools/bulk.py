@@ -54,7 +54,8 @@ def register(tool: Registrar, runtime: Runtime) -> None:
         seen, flagged. Without confirm_token it only previews: counts, a sample of 10 threads, confirm_token
         and the undo_token the apply will return. Show the user the count and the sample before applying.
         The apply searches again and changes only previewed messages that still match; partial success
-        lists `failed`. At most sweep_limit messages (query_too_broad: narrow the query)."""
+        lists `failed`. At most sweep_limit messages (query_too_broad: narrow the query).
+        Rules (Czech): guide://mcp-multi-gmail/hromadne."""
         return await sweep.sweep(runtime, account, query, change.model_dump(), confirm_token)
 
     @tool(name="mg_undo", title="Undo a write", annotations=ONCE)
@@ -64,5 +65,6 @@ def register(tool: Registrar, runtime: Runtime) -> None:
     ) -> UndoResult:
         """Take back exactly what one write changed (labels, flags, a trash, a sweep), per message and per
         attribute: a label a message had before stays. What someone changed since is left alone and
-        counted in `skipped`. A token works once, for 7 days, also after a restart."""
+        counted in `skipped`. A token works once, for 7 days, also after a restart.
+        Rules (Czech): guide://mcp-multi-gmail/vraceni."""
         return await restore.undo_write(runtime, account, undo_token)

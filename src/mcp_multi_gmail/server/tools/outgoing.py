@@ -201,7 +201,7 @@ def register(tool: Registrar, runtime: Runtime) -> None:
         Forwarding: reply into the thread (in_reply_to = the original) with the new recipient; the quote
         comes along. To send a draft's text: call this with the same in_reply_to, quote_original false
         and signature false (both are already in the draft text), and only after it reports success
-        trash the draft with mg_trash_message."""
+        trash the draft with mg_trash_message. Both, step by step (Czech): guide://mcp-multi-gmail/preposlani."""
         request = _request(
             to,
             cc,
