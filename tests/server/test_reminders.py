@@ -132,3 +132,41 @@ async def test_a_thread_not_found_and_a_clashing_parent(
         body = await error(call, make(**extra), "mg_remind", account="o", thread_id=thread, on="2026-12-08")
         assert body["code"] == "label_forbidden" and "clashes" in body["message"]
     assert labels_on(emulator) == [set(), set(), set()]
+
+
+async def test_expect_reply_by_on_send_and_on_a_draft_sent_later_from_gmail(
+    emulator: GmailEmulator, call: Call, make: Callable[..., Runtime]
+) -> None:
+    runtime = make(can_send=True)
+    runtime.clock = lambda: datetime.now(UTC)
+    later = (datetime.now(UTC) + timedelta(days=5)).date().isoformat()
+    refused = await error(
+        call,
+        runtime,
+        "mg_send_message",
+        account="o",
+        to=[KAREL],
+        subject="Dotaz",
+        body="Ahoj",
+        expect_reply_by="2020-01-01",
+    )
+    assert refused["code"] == "invalid_input" and "already past" in refused["message"]
+    assert emulator.outbox() == []  # nothing went out
+    sent = await ok(
+        call, runtime, "mg_send_message", account="o", to=[KAREL], subject="Dotaz", body="Ahoj", expect_reply_by=later
+    )
+    assert sent["reply_reminder"]["set"] is True
+    assert sent["reply_reminder"]["reminder"] == {"kind": "reply", "on": later, "label": f"{PARENT}/{later} odpověď"}
+    copy = emulator.message(ME, sent["message_id"])
+    assert copy is not None and f"{PARENT}/{later} odpověď" in copy.labels
+    draft = await ok(
+        call, runtime, "mg_save_draft", account="o", to=[KAREL], subject="Návrh", body="Ahoj", expect_reply_by=later
+    )
+    assert draft["reply_reminder"]["set"] is True
+    # The user sends the draft from Gmail: the same message leaves Drafts for Sent with its labels.
+    emulator.remove_labels(ME, draft["message_id"], ["\\Draft"])
+    emulator.add_labels(ME, draft["message_id"], ["\\Sent"])
+    waiting = await ok(call, runtime, "mg_awaiting_replies", account="o", older_than_days=0)
+    reminders = {t["subject"]: t["reminder"] for t in waiting["threads"]}
+    assert reminders["Návrh"] == {"kind": "reply", "on": later, "label": f"{PARENT}/{later} odpověď"}
+    assert reminders["Dotaz"] is not None

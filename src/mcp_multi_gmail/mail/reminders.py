@@ -166,3 +166,51 @@ def due(reminder: family.Reminder, account: Account, runtime: Runtime, now: date
     if reminder.at is None:
         return reminder.day <= zone.today(now)
     return reminder.due_at(zone) <= now
+
+
+# ------------------------------------------------------------------ expect_reply_by on send and draft
+
+
+class ReplyReminder(BaseModel):
+    """The reply reminder expect_reply_by set on the new message's thread."""
+
+    set: bool = Field(description="false: the message went out (or was saved) but the reminder is not set")
+    reminder: ReminderInfo | None
+    undo_token: str | None = undo.undo_token_field()
+    error: str | None = Field(default=None, description="Why it is not set; mg_remind can set it")
+
+
+def check_reply_by(runtime: Runtime, account: Account, text: str) -> family.Reminder:
+    """expect_reply_by refused before anything is sent or saved."""
+    family.check_parent(account.name, account.reminder_label, account.processed_label, account.classification_labels)
+    return family.check_on(text, "reply", runtime.config.zone, runtime.clock())
+
+
+async def remind_message(
+    runtime: Runtime, account: Account, message_id: str, reminder: family.Reminder, tool: str
+) -> ReplyReminder:
+    """Set a reply reminder on the thread of a message just sent or saved; a failure is reported, never raised."""
+    parent = account.reminder_label
+    label = family.label_name(parent, reminder)
+
+    def work(session: ImapSession) -> RemindResult:
+        session.open(ALL_MAIL)
+        uids = session.search_message_id(message_id)
+        found = session.fetch(uids[-1:], ["X-GM-THRID"]).get(uids[-1]) if uids else None
+        if found is None or found.thread_id is None:
+            raise not_found(f"The message <{message_id}> is not in All Mail yet.")
+        return change_thread(
+            runtime,
+            session,
+            account,
+            found.thread_id,
+            label,
+            lambda lb: family.parse_label(parent, lb) is not None,
+            tool,
+        )
+
+    try:
+        done = await in_session(runtime, account, work)
+    except MailError as error:
+        return ReplyReminder(set=False, reminder=None, error=error.message)
+    return ReplyReminder(set=True, reminder=done.reminder, undo_token=done.undo_token)
