@@ -141,3 +141,25 @@ def _sweep_empty(
         if reminder.day < today and name.casefold() not in carried and session.examine(name) == 0:
             # EXAMINE read the label's own view: empty, so the search index was not merely behind.
             session.delete_label(name)
+
+
+# A watcher's key of a due reminder (watch/check.py): apart from mail keys, and new when a reminder moves.
+DUE_KEY_PREFIX = "připomínka:"
+
+
+def due_keys(session: ImapSession, account: Account, zone: UserZone, now: datetime) -> set[str]:
+    """Keys of the reminders due now, one per thread and label: one LIST, and when some are due one
+    SEARCH and one FETCH. Nothing of a message's content is read."""
+    parent = account.reminder_label
+    named = {name: r for name in session.labels_under(parent) if (r := family.parse_label(parent, name)) is not None}
+    wanted = [name for name, r in named.items() if is_due(r, zone, now)]
+    if not wanted:
+        return set()
+    session.open(ALL_MAIL)
+    uids = session.search(any_of("X-GM-LABELS", wanted))
+    keys: set[str] = set()
+    for item in (session.fetch(uids, ["X-GM-THRID", "X-GM-LABELS"]) if uids else {}).values():
+        for label in item.labels or ():
+            if label in wanted and item.thread_id is not None:
+                keys.add(f"{DUE_KEY_PREFIX}{item.thread_id}/{label}")
+    return keys
