@@ -57,3 +57,15 @@ class UserZone:
     def start_of(self, day: date) -> datetime:
         """Midnight of a calendar day in the user's zone, as an aware UTC moment."""
         return self.moment(datetime.combine(day, datetime.min.time()))
+
+
+def zone_line(name: str | None) -> str:
+    """Czech, for --check-config: which calendar the reminder dates are read in."""
+    if name is not None:
+        return f"Data připomínek: časové pásmo {name}."
+    if not has_zone_database():
+        return (
+            "Data připomínek: místní čas počítače. Tento systém nemá databázi časových pásem, "
+            "jiné pásmo („timezone“) proto nastavit nelze."
+        )
+    return 'Data připomínek: místní čas počítače (jiné pásmo nastaví klíč "timezone", např. "Europe/Prague").'
