@@ -11,7 +11,6 @@ from datetime import time as dt_time
 import pytest
 
 from mcp_multi_gmail import policy_reminders as family
-from mcp_multi_gmail.config import zone as zones
 from mcp_multi_gmail.config.zone import UserZone, zone_line, zone_problem
 from mcp_multi_gmail.errors import MailError
 from mcp_multi_gmail.mail.due import is_due
@@ -73,7 +72,7 @@ def test_without_the_zone_database_only_the_local_zone_is_offered(monkeypatch: p
     def missing(name: str) -> zoneinfo.ZoneInfo:
         raise zoneinfo.ZoneInfoNotFoundError(name)
 
-    monkeypatch.setattr(zones.zoneinfo, "ZoneInfo", missing)
+    monkeypatch.setattr(zoneinfo, "ZoneInfo", missing)
     problem = zone_problem("Europe/Prague")
     assert problem is not None and "nemá databázi časových pásem" in problem
     assert "nemá databázi časových pásem" in zone_line(None)
