@@ -1,7 +1,7 @@
 """Reminder labels: their own label family, and every permission decided on them.
 
 A reminder is a label under one parent per mailbox (`reminder_label`, default `Připomínky`), its
-date and kind readable from the name alone (docs/pripominky.md):
+date and kind readable from the name alone (docs/pripominky.md, docs/en/follow-ups.md):
 
 - `Připomínky/2026-12-07 odpověď`: the user expects an answer by that day (kind "reply");
 - `Připomínky/2026-12-07 14.30 znovu`: come back to the thread then (kind "revisit");

@@ -113,7 +113,7 @@ class RawAccount(BaseModel):
     sweep_limit: int | None = None
     # Absent = the top-level `follow_up_after`: how long a sent message waits before it is overdue.
     follow_up_after: str | None = None
-    # The parent label of the reminder labels (docs/pripominky.md).
+    # The parent label of the reminder labels (docs/pripominky.md, docs/en/follow-ups.md).
     reminder_label: PlainText = "Připomínky"
 
     @property

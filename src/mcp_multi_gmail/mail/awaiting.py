@@ -5,7 +5,7 @@ messages' thread ids, labels, envelopes and a few header fields (cut into UIDS_P
 batches), whatever the number of sent threads. Every answer to a message of the window is itself
 in the window, so nothing outside it is needed: the threads are put together from the one FETCH.
 
-The rules (docs/pripominky.md):
+The rules (docs/pripominky.md, docs/en/follow-ups.md):
 - a thread waits when its newest counting message is the user's (the address or an alias), at
   least `older_than` and at most `within` old;
 - an answer is a later message in the thread from someone else, or one anywhere in the window

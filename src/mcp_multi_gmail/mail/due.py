@@ -1,6 +1,6 @@
 """What a pass brings back besides new mail: reminders that fell due, and how many replies are overdue.
 
-Per mailbox, on a pass's first page (docs/pripominky.md):
+Per mailbox, on a pass's first page (docs/pripominky.md, docs/en/follow-ups.md):
 - the window of mg_awaiting_replies (one SEARCH, one FETCH) gives the count of threads waiting
   longer than follow_up_after, and whether a reply reminder's answer came;
 - one LIST of the labels under the reminder parent; when some are due, or are reply reminders,

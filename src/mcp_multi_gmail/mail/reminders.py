@@ -1,4 +1,4 @@
-"""mg_remind: a reminder on a thread, kept in the mailbox as a label (docs/pripominky.md).
+"""mg_remind: a reminder on a thread, kept in the mailbox as a label (docs/pripominky.md, docs/en/follow-ups.md).
 
 A reminder is one label of the reminder family (policy_reminders) on every message of the thread.
 Setting one takes the thread's other dated reminders off (a move), clearing takes the whole family
