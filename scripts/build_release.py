@@ -78,7 +78,7 @@ MANAGED = ("src", "docs", "pyproject.toml", "uv.lock", "SHA256SUMS", "README.md"
 # its lock; and uv's environment, which uv re-syncs to the new lock by itself.
 KEPT_FILES = ("wait.owner", "wait-known.json", "wait-known.json.tmp", "send-journal.json", ".send-journal.lock")
 KEPT_DIRS = (".venv",)
-# The send journal's temporary copy is `.send-journal.json.<pid>.tmp` (mail/journal.py).
+# The send journal's temporary copy is `.send-journal.json.<pid>.tmp` (mail/sending/journal.py).
 KEPT_PREFIX, KEPT_SUFFIX = ".send-journal.json.", ".tmp"
 INSTALLER = "build_release.py"  # published beside the archive; --from needs nothing else
 NODE_PROGRAM = "mcp-multi-gmail.mjs"  # 1.5.0: one bundled file and its SHA256SUMS

@@ -1,11 +1,11 @@
 """Mutation testing of the permission module: every changed decision must be caught by its own tests.
 
-    uv run python scripts/mutation.py            # run mutmut on policy.py, then judge the survivors
+    uv run python scripts/mutation.py            # run mutmut on policy/, then judge the survivors
     uv run python scripts/mutation.py --reuse    # judge the last run in mutants/ again, without running
     uv run python scripts/mutation.py --verbose  # also show the message-text survivors
 
-mutmut (configured in pyproject.toml, `[tool.mutmut]`) mutates src/mcp_multi_gmail/policy.py and
-runs every `tests/test_policy*.py` file against each mutant. This script then sorts what survived
+mutmut (configured in pyproject.toml, `[tool.mutmut]`) mutates the modules of src/mcp_multi_gmail/policy/
+and runs every `tests/test_policy*.py` file against each mutant. This script then sorts what survived
 (or had no test at all):
 
 - message text: the mutant changes nothing but the text of a message (a string literal that only
@@ -15,7 +15,7 @@ runs every `tests/test_policy*.py` file against each mutant. This script then so
 - decision: anything else. The script exits 1 while one is left, and also while an entry of the
   equivalents file matches no surviving decision mutant (a stale entry), so the list stays reviewed.
 
-docs/en/development.md ("Mutation testing of policy.py") says how to kill a survivor.
+docs/en/development.md ("Mutation testing of the policy") says how to kill a survivor.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = "src/mcp_multi_gmail/policy.py"
+SOURCE = "src/mcp_multi_gmail/policy"
 EQUIVALENTS = ROOT / "tests" / "policy_equivalent_mutants.toml"
 MUTANTS = ROOT / "mutants"
 LOG = MUTANTS / "mutation-run.log"
@@ -51,10 +51,11 @@ LEFT = frozenset({"survived", "no tests"})
 
 @dataclass(frozen=True)
 class Mutant:
-    name: str  # mutmut's key, e.g. mcp_multi_gmail.policy.x_check_count__mutmut_1
+    name: str  # mutmut's key, e.g. mcp_multi_gmail.policy.common.x_check_count__mutmut_1
     function: str  # the function it mutates, e.g. check_count
     status: str  # mutmut's word: killed, survived, no tests, timeout, ...
     diff: str  # as `mutmut show` prints it
+    path: str = ""  # the mutated module, e.g. src/mcp_multi_gmail/policy/common.py
 
     def lines(self, sign: str) -> list[str]:
         """The diff's added (`+`) or removed (`-`) lines, without the sign and the indentation."""
@@ -230,17 +231,26 @@ def read_mutants() -> list[Mutant]:
     from mutmut.stats import status_by_exit_code
     from mutmut.utils.format_utils import orig_function_and_class_names_from_key
 
-    meta = json.loads((MUTANTS / (SOURCE + ".meta")).read_text("utf-8"))
     mutants = []
-    for name, code in meta["exit_code_by_key"].items():
-        function, cls = orig_function_and_class_names_from_key(name)
-        status = status_by_exit_code[code]
-        diff = get_diff_for_mutant(name, path=SOURCE) if status not in CAUGHT else ""
-        mutants.append(Mutant(name, f"{cls}.{function}" if cls else function, status, diff))
+    for path in sources():
+        meta_file = MUTANTS / (path + ".meta")
+        if not meta_file.exists():
+            continue  # a module with nothing to mutate (the face)
+        meta = json.loads(meta_file.read_text("utf-8"))
+        for name, code in meta["exit_code_by_key"].items():
+            function, cls = orig_function_and_class_names_from_key(name)
+            status = status_by_exit_code[code]
+            diff = get_diff_for_mutant(name, path=path) if status not in CAUGHT else ""
+            mutants.append(Mutant(name, f"{cls}.{function}" if cls else function, status, diff, path))
     return mutants
 
 
-def function_sources(name: str) -> tuple[str, str]:
+def sources() -> list[str]:
+    """The policy's modules, as paths relative to the project (mutmut's .meta files follow them)."""
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / SOURCE).glob("*.py"))
+
+
+def function_sources(name: str, path: str) -> tuple[str, str]:
     """The original and the mutated source of the function a mutant changes."""
     import libcst as cst
     from mutmut.mutation.diff_apply import (
@@ -250,9 +260,9 @@ def function_sources(name: str) -> tuple[str, str]:
         read_original_function,
     )
 
-    functions = read_functions_from_index(name, SOURCE)
+    functions = read_functions_from_index(name, path)
     if functions is None:
-        module = read_mutants_module(SOURCE)
+        module = read_mutants_module(path)
         functions = (read_original_function(module, name), read_mutant_function(module, name))
     # A method's source is indented under its class.
     original, mutated = (textwrap.dedent(cst.Module([f]).code) for f in functions)
@@ -300,7 +310,7 @@ def judge(mutants: list[Mutant], equivalents: list[Equivalent]) -> Verdict:
             continue
         if mutant.status not in LEFT:
             verdict.undecided.append(mutant)
-        elif only_message_text(*function_sources(mutant.name)):
+        elif only_message_text(*function_sources(mutant.name, mutant.path)):
             verdict.text.append(mutant)
         elif matching := [i for i, entry in enumerate(equivalents) if entry.matches(mutant)]:
             used.update(matching)
@@ -353,7 +363,7 @@ def main() -> int:
         print(
             "FAILED: kill each DECISION mutant with a test in tests/test_policy*.py that asserts what it "
             f"changes, or list it in tests/{EQUIVALENTS.name} with the reason it cannot change behaviour; "
-            "remove STALE entries (docs/en/development.md, 'Mutation testing of policy.py')."
+            "remove STALE entries (docs/en/development.md, 'Mutation testing of the policy')."
         )
         return 1
     print("OK: every mutant that changes a decision is killed or listed as equivalent")

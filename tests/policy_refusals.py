@@ -1,7 +1,7 @@
 """The one assertion every policy test makes of a refusal: its error code and what its message says.
 
-Shared by tests/test_policy*.py (the mutation run of policy.py runs exactly those files:
-docs/en/development.md, "Mutation testing of policy.py").
+Shared by tests/test_policy*.py (the mutation run of policy/ runs exactly those files:
+docs/en/development.md, "Mutation testing of the policy").
 """
 
 from __future__ import annotations

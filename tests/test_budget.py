@@ -1,4 +1,4 @@
-"""The result budget's measuring and cutting helpers (mail/budget.py), on values built to be hard."""
+"""The result budget's measuring and cutting helpers (mail/core/budget.py), on values built to be hard."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_multi_gmail.mail import budget
+from mcp_multi_gmail.mail.core import budget
 
 
 def compact_size(value: Any) -> int:
@@ -199,7 +199,7 @@ def test_merged_keeps_few_entries_as_they_are() -> None:
 
 def test_a_pass_thread_cut_by_the_budget_points_at_mg_get_thread() -> None:
     from mcp_multi_gmail.domain import Address
-    from mcp_multi_gmail.mail.pass_ import PassMessage, PassResult, PassThread
+    from mcp_multi_gmail.mail.work.pass_ import PassMessage, PassResult, PassThread
 
     def message(index: int) -> PassMessage:
         sender = Address(name="Jana", address="jana@example.cz")

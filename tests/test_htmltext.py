@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_multi_gmail.htmltext import html_to_text
-from mcp_multi_gmail.mail.preview import PREVIEW_CHARS, preview_of
+from mcp_multi_gmail.mail.core.preview import PREVIEW_CHARS, preview_of
 
 
 def test_paragraphs_lists_links_and_entities() -> None:

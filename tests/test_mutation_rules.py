@@ -1,4 +1,4 @@
-"""The rule scripts/mutation.py judges policy.py's surviving mutants by: only a message's text may change.
+"""The rule scripts/mutation.py judges the policy's surviving mutants by: only a message's text may change.
 
 A survivor whose diff changes anything a caller can branch on (an error code, a compared or
 searched string, a key, a value handed on) is a decision and fails the mutation step; one that
@@ -109,8 +109,8 @@ def test_an_unchanged_function_is_not_message_text() -> None:
     assert not mutation.only_message_text(ORIGINAL, ORIGINAL)
 
 
-DIFF = """--- src/mcp_multi_gmail/policy.py
-+++ src/mcp_multi_gmail/policy.py
+DIFF = """--- src/mcp_multi_gmail/policy/sending.py
++++ src/mcp_multi_gmail/policy/sending.py
 @@ -1,4 +1,4 @@
      low = address.lower()
 -    return low in entries

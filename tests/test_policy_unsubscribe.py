@@ -1,6 +1,6 @@
-"""policy.py's unsubscribe rules: may this mailbox leave lists, may this one-click or this mailto
-opt-out go ahead on what the message's header and Gmail's verdict say. Every refusal is checked
-for its code and its reason, at the boundary of each rule."""
+"""The policy's unsubscribe rules (policy/unsubscribing.py): may this mailbox leave lists, may this
+one-click or this mailto opt-out go ahead on what the message's header and Gmail's verdict say.
+Every refusal is checked for its code and its reason, at the boundary of each rule."""
 
 from __future__ import annotations
 

@@ -10,10 +10,10 @@ from datetime import time as dt_time
 
 import pytest
 
-from mcp_multi_gmail import policy_reminders as family
 from mcp_multi_gmail.config.zone import UserZone, zone_line, zone_problem
 from mcp_multi_gmail.errors import MailError
-from mcp_multi_gmail.mail.due import is_due
+from mcp_multi_gmail.mail.reminding import is_due
+from mcp_multi_gmail.policy import reminders as family
 
 PRAGUE = UserZone("Europe/Prague")
 

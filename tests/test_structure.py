@@ -1,8 +1,9 @@
 """The code's rooms stay small and the architecture page names them (issue 26, docs/architecture.md).
 
 No module of the server, the emulator or the benchmarks is over 600 lines; the `gmail/imap/` face
-stays short; no benchmark function is over 80 lines; docs/architecture.md names every module of
-the server's packages and of the emulator, and every module path it names exists.
+and the faces of mail/ stay short (those of mail/ only hand names on); no benchmark function is
+over 80 lines; docs/architecture.md names every module of the server's packages and of the
+emulator, and every module path it names exists.
 `scripts/build_release.py` is left out on purpose: it is copied beside the release archive and
 must stay one self-contained file.
 """
@@ -47,6 +48,22 @@ def test_the_imap_face_is_short() -> None:
     assert _line_count(SERVER / "gmail" / "imap" / "__init__.py") <= MOST_FACE_LINES
 
 
+def _mail_packages() -> list[Path]:
+    return sorted(folder for folder in (SERVER / "mail").iterdir() if (folder / "__init__.py").is_file())
+
+
+@pytest.mark.parametrize("package", _mail_packages(), ids=lambda folder: folder.name)
+def test_a_mail_face_only_hands_names_on(package: Path) -> None:
+    """A face of mail/ is short and holds nothing but its docstring, imports from its own package and `__all__`."""
+    face = package / "__init__.py"
+    assert _line_count(face) <= MOST_FACE_LINES
+    for node in ast.parse(face.read_text(encoding="utf-8")).body:
+        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        own_import = isinstance(node, ast.ImportFrom) and node.level == 1
+        names = isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["__all__"]
+        assert docstring or own_import or names, ast.unparse(node)
+
+
 def test_no_benchmark_function_is_over_80_lines() -> None:
     too_long: dict[str, int] = {}
     for path in _modules(ROOT / "benchmarks"):
@@ -70,10 +87,10 @@ def _named_in_architecture() -> set[str]:
 
 def _package_modules() -> list[str]:
     """The server's top-level modules and packages, the modules of its packages (config/ and
-    gmail/parse/ excepted: the page names those by subject), of gmail/imap/ and server/tools/,
-    and every module of the emulator."""
+    gmail/parse/ excepted: the page names those by subject), of gmail/imap/, server/tools/ and
+    the packages of mail/, and every module of the emulator."""
     folders = [folder for folder in SERVER.iterdir() if (folder / "__init__.py").is_file() and folder.name != "config"]
-    folders += [SERVER / "gmail" / "imap", SERVER / "server" / "tools"]
+    folders += [SERVER / "gmail" / "imap", SERVER / "server" / "tools", *_mail_packages()]
     paths = [
         *SERVER.glob("*.py"),
         *(path for folder in folders for path in folder.glob("*.py")),

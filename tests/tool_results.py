@@ -41,7 +41,7 @@ CUT_ENTRY = ["field", "shown", "total", "how_to_get_the_rest"]
 
 def check_cut_published(tool: str, output_schema: dict[str, Any]) -> None:
     """Every tool's result says what it left out: `cut`, its last property, a list of entries of
-    the one shape (mail/budget.py, Cut), so a tool added later cannot forget it."""
+    the one shape (mail/core/budget.py, Cut), so a tool added later cannot forget it."""
     properties = output_schema.get("properties", {})
     assert "cut" in properties, f"{tool}: the outputSchema has no `cut`"
     assert list(properties)[-1] == "cut", f"{tool}: `cut` is not the last property of the outputSchema"

@@ -42,7 +42,7 @@ _SEND_NOTE = (
 )
 
 
-# What a mailbox that may send meets (verified against mail/send.py, mail/journal.py and policy.py).
+# What a mailbox that may send meets (verified against mail/sending/send.py, mail/sending/journal.py and policy/).
 _SEND_CHANGES = (
     "Odesílání (can_send): server se před odesláním vždy přihlásí i do IMAPu (kontrola dvojího odeslání), "
     "na kopii v Odeslané čeká až 15 s (verze 1.5.0 3 s) a do složky doplňku zapisuje deník send-journal.json "

@@ -42,8 +42,8 @@ from security_support import (
 )
 
 from gmail_emulator import FaultRule, GmailEmulator, SmtpFault
-from mcp_multi_gmail.mail import send as send_service
-from mcp_multi_gmail.mail.journal import JOURNAL_FILE
+from mcp_multi_gmail.mail.sending import send as send_service
+from mcp_multi_gmail.mail.sending.journal import JOURNAL_FILE
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio

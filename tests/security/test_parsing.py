@@ -27,7 +27,7 @@ from security_support import ACCOUNTS, CANARY, ME, Recorder, error_of
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.errors import MailError
-from mcp_multi_gmail.mail import inputs
+from mcp_multi_gmail.mail.core import inputs
 from mcp_multi_gmail.runtime import Runtime
 
 OWN_DATA = Path(__file__).parent / "data"

@@ -11,7 +11,7 @@ from toolcalls import Call, ok
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.gmail import bodystream
-from mcp_multi_gmail.mail import read
+from mcp_multi_gmail.mail.read import messages as read
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio

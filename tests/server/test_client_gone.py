@@ -18,7 +18,7 @@ import pytest
 from stdio_driver import ServerProcess, server_env, tool_result
 
 from gmail_emulator import FaultRule, GmailEmulator, SmtpFault
-from mcp_multi_gmail.mail.journal import JOURNAL_FILE
+from mcp_multi_gmail.mail.sending.journal import JOURNAL_FILE
 from support import gmail_env, wait_until
 
 OSOBNI = {"name": "osobni", "address": "osobni@example.cz", "password": "osobniheslohesla", "can_send": True}

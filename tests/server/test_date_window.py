@@ -17,7 +17,7 @@ import pytest
 from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.mail import window
+from mcp_multi_gmail.mail.work import window
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.watch.check import imap_check
 

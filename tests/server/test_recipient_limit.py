@@ -14,7 +14,7 @@ import pytest
 from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.mail.journal import JOURNAL_FILE
+from mcp_multi_gmail.mail.sending.journal import JOURNAL_FILE
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio

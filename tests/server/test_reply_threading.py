@@ -17,7 +17,7 @@ import pytest
 from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.mail.outgoing import detached_warning, reply_subject, same_topic
+from mcp_multi_gmail.mail.sending.prepare import detached_warning, reply_subject, same_topic
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio

@@ -27,7 +27,7 @@ from mcp.types import TextContent
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.gmail.imap import finish_logouts
-from mcp_multi_gmail.mail import budget
+from mcp_multi_gmail.mail.core import budget
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.server import build_server
 from support import gmail_env, load_runtime

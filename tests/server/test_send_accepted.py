@@ -25,8 +25,8 @@ from toolcalls import Call, ok
 from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail import deadline
 from mcp_multi_gmail.gmail import smtp
-from mcp_multi_gmail.mail import send as send_module
-from mcp_multi_gmail.mail.journal import SendJournal
+from mcp_multi_gmail.mail.sending import send as send_module
+from mcp_multi_gmail.mail.sending.journal import SendJournal
 from mcp_multi_gmail.runtime import Runtime
 from support import wait_until
 

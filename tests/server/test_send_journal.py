@@ -13,7 +13,7 @@ import pytest
 from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator, SmtpFault
-from mcp_multi_gmail.mail.journal import JOURNAL_FILE, SendJournal
+from mcp_multi_gmail.mail.sending.journal import JOURNAL_FILE, SendJournal
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio

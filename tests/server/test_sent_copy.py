@@ -15,7 +15,7 @@ import pytest
 from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.mail import send
+from mcp_multi_gmail.mail.sending import send
 from mcp_multi_gmail.runtime import Runtime
 from support import wait_until
 

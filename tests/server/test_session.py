@@ -9,7 +9,7 @@ import pytest
 from mcp_multi_gmail.config import Account
 from mcp_multi_gmail.errors import MailError
 from mcp_multi_gmail.gmail.imap import ALL_MAIL, ImapSession
-from mcp_multi_gmail.mail.session import each_mailbox
+from mcp_multi_gmail.mail.core.session import each_mailbox
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -40,7 +40,7 @@ async def test_an_unexpected_error_in_one_mailbox_is_reported_and_logged(
     assert "tym" not in answers.searched and len(answers.done) == len(demo.config.accounts) - 1
     [failure] = answers.failures
     assert (failure.account, failure.code, failure.message) == ("tym", "upstream_error", "bug in the tym branch")
-    [record] = [r for r in caplog.records if r.name == "mcp_multi_gmail.mail.session"]
+    [record] = [r for r in caplog.records if r.name == "mcp_multi_gmail.mail.core.session"]
     assert "tym" in record.getMessage() and record.exc_info is not None
     assert isinstance(record.exc_info[1], RuntimeError)
 
@@ -55,7 +55,7 @@ async def test_a_mail_error_is_reported_without_a_traceback(demo: Runtime, caplo
         answers = await each_mailbox(demo, "all", refused_for_tym)
     [failure] = answers.failures
     assert (failure.account, failure.code) == ("tym", "not_found")
-    assert not [r for r in caplog.records if r.name == "mcp_multi_gmail.mail.session"]
+    assert not [r for r in caplog.records if r.name == "mcp_multi_gmail.mail.core.session"]
 
 
 async def test_one_mailbox_fails_the_call_with_its_own_error(demo: Runtime) -> None:

@@ -14,7 +14,7 @@ from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.errors import MailError
-from mcp_multi_gmail.mail.inputs import ACCEPTED_FORMS, since
+from mcp_multi_gmail.mail.core.inputs import ACCEPTED_FORMS, since
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.watch.args import WatchArgs, plan_watch
 from mcp_multi_gmail.watch.loop import run_watcher

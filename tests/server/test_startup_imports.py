@@ -17,7 +17,7 @@ LATE = [
     "mcp_multi_gmail.gmail.compose",
     "mcp_multi_gmail.gmail.parse",
     "mcp_multi_gmail.server.tools.read",
-    "mcp_multi_gmail.mail.read",
+    "mcp_multi_gmail.mail.read.messages",
 ]
 
 PROBE = """

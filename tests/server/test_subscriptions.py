@@ -11,7 +11,7 @@ import pytest
 from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.mail import subscriptions
+from mcp_multi_gmail.mail.subscriptions import overview as subscriptions
 from mcp_multi_gmail.runtime import Runtime
 from support.newsletters import Newsletter, deliver
 

@@ -19,7 +19,8 @@ from sweep_box import ACCOUNTING, BANK, BOX, PROCESSED, Spec, accounting_box, co
 from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.mail import budget, records
+from mcp_multi_gmail.mail.core import budget
+from mcp_multi_gmail.mail.undo import records
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio

@@ -16,7 +16,7 @@ from stdio_driver import ServerProcess, server_env, tool_result
 from sweep_box import PROCESSED, Spec, config_entry, load, state
 
 from gmail_emulator import FaultRule, GmailEmulator
-from mcp_multi_gmail.mail import records
+from mcp_multi_gmail.mail.undo import records
 from support import gmail_env, wait_until
 
 MESSAGES = 1500  # two batches of STOREs (1 000 UIDs each)

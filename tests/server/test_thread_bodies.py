@@ -14,7 +14,7 @@ from toolcalls import Call, error, ok
 from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.gmail import imap
 from mcp_multi_gmail.gmail.connections import Searches
-from mcp_multi_gmail.mail import read
+from mcp_multi_gmail.mail.read import messages as read
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio

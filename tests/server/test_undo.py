@@ -15,7 +15,7 @@ from sweep_box import ACCOUNTING, BANK, BOX, PROCESSED, Spec, config_entry, dele
 from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.mail import records
+from mcp_multi_gmail.mail.undo import records
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio

@@ -15,7 +15,7 @@ import pytest
 from toolcalls import Call, error, ok
 
 from gmail_emulator import FaultRule, GmailEmulator
-from mcp_multi_gmail.mail.unsubscribed import LEFT_FILE
+from mcp_multi_gmail.mail.subscriptions.unsubscribed import LEFT_FILE
 from mcp_multi_gmail.runtime import Runtime
 from support.newsletters import Newsletter, deliver
 

@@ -12,7 +12,7 @@ from ..config import Account, Config, ConfigError, load_config
 from ..errors import MailError
 from ..gmail import imap, smtp
 from ..runtime import WARNING_PREFIX, Runtime, report_lines, start_warnings
-from . import budget
+from .core import budget
 
 
 class AliasInfo(BaseModel):

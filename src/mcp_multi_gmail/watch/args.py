@@ -16,8 +16,8 @@ from ..config import MIN_INTERVAL_MS, Config, ConfigError, load_config, parse_du
 from ..errors import MailError
 from ..gmail.endpoint import Endpoint, EndpointError, resolve_endpoint
 from ..layout import AddonLayout
-from ..mail.inputs import ACCEPTED_FORMS
-from ..mail.inputs import since as parse_since
+from ..mail.core.inputs import ACCEPTED_FORMS
+from ..mail.core.inputs import since as parse_since
 
 DEFAULT_INTERVAL_MS = 5 * 60_000
 # Ends before Claude Code's 2 h limit for background commands, so the end reads as "restart".

@@ -10,8 +10,8 @@ from ..errors import MailError
 from ..gmail.endpoint import Endpoint
 from ..gmail.imap import logged_in
 from ..gmail.special_folders import SpecialFolders
-from ..mail.due import due_keys
-from ..mail.window import scan_window
+from ..mail.reminding import due_keys
+from ..mail.work import scan_window
 
 # mailbox name, boundary → keys of the work messages in its window (raises MailError)
 Check = Callable[[str, datetime], set[str]]
@@ -19,7 +19,7 @@ Check = Callable[[str, datetime], set[str]]
 
 def imap_check(config: Config, endpoint: Endpoint, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> Check:
     """The real check: one IMAP session per mailbox and round, the pass's own window scan, and the
-    reminders due (mail/due.py: their keys start with DUE_KEY_PREFIX)."""
+    reminders due (mail/reminding/due.py: their keys start with DUE_KEY_PREFIX)."""
     folders = SpecialFolders()  # looked up once per mailbox for the watcher's whole run
 
     def check(name: str, since: datetime) -> set[str]:

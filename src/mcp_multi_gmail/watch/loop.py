@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..errors import MailError
 from ..layout import project_dir
-from ..mail.due import DUE_KEY_PREFIX
+from ..mail.reminding import DUE_KEY_PREFIX
 from .args import NO_LIMIT, WatchArgs, WatchArgsError, WatchPlan, one_line, plan_watch
 from .check import Check, imap_check
 from .idle import IdleTimings, start_idlers, stop_idlers, timings_from

@@ -7,9 +7,8 @@ from typing import Annotated
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...mail import restore, sweep
-from ...mail.restore import UndoResult
-from ...mail.sweep import SweepResult
+from ...mail.bulk import SweepResult, sweep
+from ...mail.undo import UndoResult, restore
 from ...runtime import Runtime
 from .arguments import MAX_LABEL, MAX_QUERY, OptionalFlag, Token
 from .common import AccountName, Registrar

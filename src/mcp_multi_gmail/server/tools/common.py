@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from ... import deadline
 from ...errors import MailError
-from ...mail import budget
+from ...mail.core import budget
 from .arguments import MAX_ACCOUNT
 
 if TYPE_CHECKING:

@@ -6,9 +6,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ...mail import awaiting, reminders
-from ...mail.awaiting import AwaitingResult
-from ...mail.reminders import RemindResult
+from ...mail.followups import AwaitingResult, awaiting, remind
+from ...mail.reminding import RemindResult
 from ...runtime import Runtime
 from .arguments import MAX_ID, Count, Flag, Identifier, ThreadsPerPage, Token
 from .common import READ_ONLY, WRITE, AccountName, AccountOrAll, Registrar
@@ -63,4 +62,4 @@ def register(tool: Registrar, runtime: Runtime) -> None:
         """Set, move or clear a thread's reminder (one of on, clear, expect_nothing). It is a label under
         the mailbox's reminder parent, seen in Gmail on every device; mg_next_pass brings the thread
         back on that day (reminders_due). Returns an undo_token for mg_undo."""
-        return await reminders.remind(runtime, account, thread_id, on, kind, clear, expect_nothing)
+        return await remind.remind(runtime, account, thread_id, on, kind, clear, expect_nothing)

@@ -7,10 +7,8 @@ from typing import Annotated, Literal
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from ...mail import drafts, send, trash
-from ...mail.drafts import DraftResult, DraftsResult
-from ...mail.send import SendResult
-from ...mail.trash import TrashResult
+from ...mail.outgoing import DraftResult, DraftsResult, TrashResult, drafts, trash
+from ...mail.sending import SendResult, send
 from ...request import Request
 from ...runtime import Runtime
 from .arguments import (

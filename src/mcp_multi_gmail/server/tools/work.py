@@ -6,9 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ...mail import labels, pass_
-from ...mail.labels import MAX_THREADS, FlagsResult, LabelChange, ThreadLabelChange
-from ...mail.pass_ import PassResult
+from ...mail.work import MAX_THREADS, FlagsResult, LabelChange, PassResult, ThreadLabelChange, labels, pass_
 from ...runtime import Runtime
 from .arguments import MAX_LABEL, Identifier, Identifiers, OptionalFlag, ThreadsPerPage, Token
 from .common import READ_ONLY, WRITE, AccountName, AccountOrAll, Registrar
