@@ -110,23 +110,19 @@ async def test_the_overdue_count_costs_two_commands(emulator: GmailEmulator, cal
     # the pass itself: EXAMINE and its window SEARCH (no new mail: no FETCH); the waiting count: one
     # SEARCH and one FETCH; the reminder labels: one LIST (none set, so nothing more)
     assert names == ["LOGIN", "EXAMINE", "UID SEARCH", "UID SEARCH", "UID FETCH", "LIST", "LOGOUT"], names
-    # With a reply reminder set (not due): its labels are searched and their threads read, two more.
+    # A reply reminder that is not due yet costs nothing more: the window's FETCH shows its labels.
     later = (ZONE.today(datetime.now(UTC)) + timedelta(days=3)).isoformat()
     await ok(call, runtime, "mg_remind", account="o", thread_id=data_thread(emulator), on=later)
     emulator.reset_counters()
     await ok(call, runtime, "mg_next_pass", account="o", since=since())
-    names = [c.name for c in emulator.commands()]
-    assert names == [
-        "LOGIN",
-        "EXAMINE",
-        "UID SEARCH",
-        "UID SEARCH",
-        "UID FETCH",
-        "LIST",
-        "UID SEARCH",
-        "UID FETCH",
-        "LOGOUT",
-    ], names
+    assert [c.name for c in emulator.commands()] == names
+    # A due one on a thread older than the window: one SEARCH of the due labels and one FETCH more.
+    old = sent_thread(emulator, "Staré", "stare@example.cz", 45)
+    emulator.add_labels(ME, "stare@example.cz", [f"{PARENT}/{ZONE.today(datetime.now(UTC)).isoformat()} znovu"])
+    emulator.reset_counters()
+    data = await ok(call, runtime, "mg_next_pass", account="o", since=since())
+    assert [(r["thread_id"], r["kind"]) for r in data["reminders_due"]] == [(old, "revisit")]
+    assert [c.name for c in emulator.commands()] == [*names[:-1], "UID SEARCH", "UID FETCH", "LOGOUT"]
 
 
 def data_thread(emulator: GmailEmulator) -> str:

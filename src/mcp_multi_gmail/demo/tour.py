@@ -2,8 +2,9 @@
 
 The tour starts the embedded emulator with the demo seed, launches the server as a subprocess
 over stdio (exactly as Claude Code would) and walks through one pass: the mailboxes, the pass,
-a whole thread, labelling with `since`, the empty window, a search across every mailbox, and at
-last a `--follow` watcher printing its line when a message arrives (demo/follower.py). Each step
+a whole thread, labelling with `since`, the empty window, a search across every mailbox, the
+replies the user waits for with a reminder that falls due and is answered, and at last a
+`--follow` watcher printing its line when a message arrives (demo/follower.py). Each step
 prints a few readable lines on stdout (the tour is for a person, not a server).
 """
 
@@ -139,6 +140,7 @@ class Tour:
         await self.pass_again(client, since)
         await self.search_all(client)
         if setup is not None:
+            await self.follow_ups(client, setup, since)
             await self.new_mail(setup, since)
 
     async def accounts(self, client: Client) -> None:
@@ -307,7 +309,7 @@ class Tour:
     async def new_mail(self, setup: DemoSetup, since: str) -> None:
         import anyio
 
-        self.heading(7, self.t("step7"))
+        self.heading(8, self.t("step8"))
         message = EmailMessage()
         message["From"] = "Petr Malý <petr.maly@example.org>"
         message["To"] = FOLLOW_ADDRESS
@@ -322,6 +324,64 @@ class Tour:
         self.line(f"» {followed.line}", indent=5)
         self.line(self.t("follow_note"), indent=3)
         self.line(self.t("follow_stopped", seconds=self.seconds(followed.stop_seconds)), indent=3)
+
+    async def follow_ups(self, client: Client, setup: DemoSetup, since: str) -> None:
+        """Who owes the user an answer; an out-of-office keeps it waiting, a reminder comes due, and a
+        reply with a new subject ends the wait and the reminder."""
+        self.heading(7, self.t("step7"))
+        waiting = await self.call(client, "mg_awaiting_replies", {"account": "all"})
+        self.expect(bool(waiting["threads"]), "mg_awaiting_replies: nothing waits in the demo")
+        first = waiting["threads"][0]
+        self.waiting_line(first)
+        thread = await self.call(
+            client, "mg_get_thread", {"account": first["account"], "thread_id": first["thread_id"]}
+        )
+        mine = [m for m in thread["messages"] if m["state"] == "sent"][-1]["message_id"]
+        owed = first["owed_by"][0]
+        away = self.answer(owed, mine, self.t("away_subject"), away=True)
+        setup.emulator.deliver(FOLLOW_ADDRESS, away)
+        again = await self.call(client, "mg_awaiting_replies", {"account": "all"})
+        same = next(t for t in again["threads"] if t["thread_id"] == first["thread_id"])
+        self.expect(same["auto_reply_came"] is True, "mg_awaiting_replies: the out-of-office ended the wait")
+        self.line(self.t("away"), indent=3)
+        today = self.now.astimezone().date().isoformat()
+        args = {"account": first["account"], "thread_id": first["thread_id"], "on": today}
+        reminded = await self.call(client, "mg_remind", args)
+        self.line(self.t("reminded", label=reminded["reminder"]["label"]), indent=3)
+        due = await self.call(client, "mg_next_pass", {"account": first["account"], "since": since})
+        self.expect(len(due["reminders_due"]) == 1, "mg_next_pass: the reminder is not due")
+        overdue = self.count(due["awaiting_overdue"], "thread")
+        self.line(self.t("due", on=due["reminders_due"][0]["on"], overdue=overdue), indent=3)
+        reply = self.answer(owed, mine, self.t("answer_subject"), away=False)
+        setup.emulator.deliver(FOLLOW_ADDRESS, reply)
+        answered = await self.call(client, "mg_next_pass", {"account": first["account"], "since": since})
+        came = [r for r in answered["reminders_due"] if r["answered"]]
+        after = await self.call(client, "mg_awaiting_replies", {"account": "all"})
+        gone = all(t["thread_id"] != first["thread_id"] for t in after["threads"])
+        self.expect(len(came) == 1 and gone, "an answer with a new subject did not end the wait")
+        self.line(self.t("answered", subject=self.t("answer_subject")), indent=3)
+        # Read, so processed: the assistant labels what it looked at, as in step 4.
+        ids = [str(m["Message-ID"]).strip("<>") for m in (away, reply)]
+        await self.call(
+            client, "mg_label_message", {"account": first["account"], "message_ids": ids, "label": "Asistent"}
+        )
+
+    def waiting_line(self, entry: dict[str, Any]) -> None:
+        who = _who(entry["owed_by"][0]) if entry["owed_by"] else "?"
+        days = self.count(entry["days_waiting"], "day")
+        self.line(f"[{entry['account']}] " + _short(entry["subject"], 40) + f" · {who} · {days}", indent=3)
+
+    def answer(self, owed: dict[str, Any], mine: str, subject: str, *, away: bool) -> EmailMessage:
+        message = EmailMessage()
+        message["From"] = owed.get("address") or "someone@example.org"
+        message["To"] = FOLLOW_ADDRESS
+        message["Subject"] = subject
+        message["Message-ID"] = f"<{uuid.uuid4().hex}@example.org>"
+        message["In-Reply-To"] = message["References"] = f"<{mine}>"
+        if away:
+            message["Auto-Submitted"] = "auto-replied"
+        message.set_content(self.t("away_body" if away else "answer_body"))
+        return message
 
     def seconds(self, value: float, digits: int = 1) -> str:
         return f"{value:.{digits}f}".replace(".", "," if self.lang == "cs" else ".")

@@ -3,9 +3,10 @@
 Per mailbox, on a pass's first page (docs/pripominky.md, docs/en/follow-ups.md):
 - the window of mg_awaiting_replies (one SEARCH, one FETCH) gives the count of threads waiting
   longer than follow_up_after, and whether a reply reminder's answer came;
-- one LIST of the labels under the reminder parent; when some are due, or are reply reminders,
-  one SEARCH of the messages carrying them and one FETCH of their threads and labels. A reminder
-  is found through any message of its thread that carries it, not only the newest one.
+- one LIST of the labels under the reminder parent; the window's FETCH gives the live labels of
+  every thread active in the last 30 days, and when some reminders are due one SEARCH and one
+  FETCH find them on older threads too. A reminder is found through any message of its thread
+  that carries it, not only the newest one.
 - a reply reminder whose answer came is reported once, then taken off the whole thread; a due
   reminder stays until the assistant clears or moves it with mg_remind;
 - once a day, a date label of a past day that no message carries any more is deleted; nothing
@@ -67,22 +68,29 @@ def any_of(key: str, values: list[Any]) -> list[Any]:
 def follow_ups(runtime: Runtime, session: ImapSession, account: Account, now: datetime) -> FollowUps:
     zone = runtime.config.zone
     parent = account.reminder_label
-    window = awaiting.read_window(session, account, WINDOW)
+    window = awaiting.read_window(session, account, now, WINDOW)
     overdue = awaiting.waiting_in(window, account, now, timedelta(seconds=account.follow_up_after_s), WINDOW)
     found = FollowUps(overdue=len(overdue))
     named = {name: r for name in session.labels_under(parent) if (r := family.parse_label(parent, name)) is not None}
-    wanted = [name for name, r in named.items() if r.kind == "reply" or is_due(r, zone, now)]
-    if not wanted:
+    if not named:
         return found
-    session.open(ALL_MAIL)
-    uids = session.search(any_of("X-GM-LABELS", wanted))
-    items = session.fetch(uids, ["X-GM-THRID", "X-GM-LABELS", "ENVELOPE"]) if uids else {}
-    threads: dict[int, set[str]] = {}
-    subjects: dict[int, str | None] = {}
-    for item in items.values():
-        if item.thread_id is not None:
-            threads.setdefault(item.thread_id, set()).update(item.labels or ())
-            subjects.setdefault(item.thread_id, item.envelope.subject if item.envelope else None)
+    # The window's FETCH already read the live labels of every thread active in the last 30 days
+    # (a reply can only have come to one of those); the search index, which lags behind a label
+    # just set, is asked only for due reminders on older threads.
+    threads: dict[int, set[str]] = {
+        thread: {lb for lb in labels if family.is_family(parent, lb)}
+        for thread, labels in window.labels.items()
+        if any(family.parse_label(parent, lb) is not None for lb in labels)
+    }
+    subjects = {thread: window.subject(thread) for thread in threads}
+    due_names = [name for name, r in named.items() if is_due(r, zone, now)]
+    if due_names:
+        session.open(ALL_MAIL)
+        uids = session.search(any_of("X-GM-LABELS", due_names))
+        for item in (session.fetch(uids, ["X-GM-THRID", "X-GM-LABELS", "ENVELOPE"]) if uids else {}).values():
+            if item.thread_id is not None:
+                threads.setdefault(item.thread_id, set()).update(item.labels or ())
+                subjects.setdefault(item.thread_id, item.envelope.subject if item.envelope else None)
     answered: list[int] = []
     for thread, labels in sorted(threads.items()):
         dated = [r for lb in labels if (r := family.parse_label(parent, lb)) is not None]

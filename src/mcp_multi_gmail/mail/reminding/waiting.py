@@ -1,6 +1,6 @@
 """The threads where the user spoke last and still waits for an answer (mg_awaiting_replies, the pass).
 
-Cost: one X-GM-RAW search of All Mail for the window (`newer_than:`) and one FETCH of the found
+Cost: one SEARCH SINCE of All Mail for the window and one FETCH of the found
 messages' thread ids, labels, envelopes and a few header fields (cut into UIDS_PER_COMMAND
 batches), whatever the number of sent threads. Every answer to a message of the window is itself
 in the window, so nothing outside it is needed: the threads are put together from the one FETCH.
@@ -75,12 +75,21 @@ class WindowMail:
     named: dict[str, list[_Message]] = field(default_factory=dict)
     labels: dict[int, set[str]] = field(default_factory=dict)
 
+    def subject(self, thread: int) -> str | None:
+        """The subject of the thread's oldest message in the window."""
+        for message in self.threads.get(thread, []):
+            if message.item.envelope is not None:
+                return message.item.envelope.subject
+        return None
 
-def read_window(session: ImapSession, account: Account, within: timedelta) -> WindowMail:
+
+def read_window(session: ImapSession, account: Account, now: datetime, within: timedelta) -> WindowMail:
     """The window's mail: one SEARCH and one FETCH (in UIDS_PER_COMMAND batches) after EXAMINE."""
     session.open(ALL_MAIL)
-    days = max(1, -(-within // DAY))  # newer_than counts whole days; the exact edge is checked later
-    uids = session.search_raw(f"newer_than:{days}d")
+    # SINCE, not X-GM-RAW: it reads each message's date, where Gmail's search index lags behind new
+    # mail (an answer that came a minute ago must count). A day earlier than needed covers whatever
+    # zone Gmail reads the date in (as the pass's window does); the exact edge is each INTERNALDATE.
+    uids = session.search(["SINCE", (now - within).date() - DAY])
     window = WindowMail()
     if not uids:
         return window
@@ -119,7 +128,7 @@ def scan(
     session: ImapSession, account: Account, now: datetime, older_than: timedelta, within: timedelta
 ) -> list[AwaitingEntry]:
     """Every waiting thread of the mailbox, longest waiting first (two commands after EXAMINE)."""
-    return waiting_in(read_window(session, account, within), account, now, older_than, within)
+    return waiting_in(read_window(session, account, now, within), account, now, older_than, within)
 
 
 def _counting(messages: list[_Message], now: datetime) -> list[_Message]:
