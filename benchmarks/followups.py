@@ -94,12 +94,111 @@ async def timed(emu: GmailEmulator, client: Client, tool: str, **args: Any) -> t
     return time.perf_counter() - began, commands_per_box(emu), data
 
 
+async def measure_awaiting(emu: GmailEmulator, client: Client) -> dict[str, Any]:
+    """mg_awaiting_replies on "all", every page; then the first page's commands per mailbox."""
+    times: list[float] = []
+    commands, listed = dict.fromkeys(BOXES, 0), 0
+    token: str | None = None
+    while True:
+        extra: dict[str, str] = {"page_token": token} if token else {}
+        wall, per_box, data = await timed(emu, client, "mg_awaiting_replies", account="all", max_results=100, **extra)
+        times.append(wall)
+        for box, count in per_box.items():
+            commands[box] += count
+        listed += len(data["threads"])
+        token = data["next_page_token"]
+        if token is None:
+            break
+    _wall, first_page, _ = await timed(emu, client, "mg_awaiting_replies", account="all", max_results=100)
+    return {
+        "calls": len(times),
+        "seconds": round(sum(times), 2),
+        "first_page_s": round(times[0], 2),
+        "imap_commands_per_mailbox_first_page": first_page,
+        "imap_commands_per_mailbox_all_pages": commands,
+        "threads_listed": listed,
+    }
+
+
+async def sent_threads(emu: GmailEmulator, client: Client) -> tuple[dict[str, list[str]], float, int, dict[str, int]]:
+    """The paging path's first half: mg_search_threads over Sent, page by page, in every mailbox."""
+    search_s, search_calls = 0.0, 0
+    thread_ids: dict[str, list[str]] = {box: [] for box in BOXES}
+    emu.reset_counters()
+    for box in BOXES:
+        token: str | None = None
+        while True:
+            extra: dict[str, str] = {"page_token": token} if token else {}
+            began = time.perf_counter()
+            data = await call(
+                client, "mg_search_threads", account=box, query="in:sent newer_than:30d", max_results=100, **extra
+            )
+            search_s += time.perf_counter() - began
+            search_calls += 1
+            thread_ids[box] += [t["thread_id"] for t in data["threads"]]
+            token = data["next_page_token"]
+            if token is None:
+                break
+    return thread_ids, search_s, search_calls, commands_per_box(emu)
+
+
+async def measure_paging(
+    emu: GmailEmulator, client: Client, sample: int
+) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """Search Sent, then mg_get_thread per thread: timed on a sample, scaled to every thread."""
+    thread_ids, search_s, search_calls, search_commands = await sent_threads(emu, client)
+    sample_times: list[float] = []
+    emu.reset_counters()
+    for box in BOXES:
+        for thread in thread_ids[box][:sample]:
+            began = time.perf_counter()
+            await call(client, "mg_get_thread", account=box, thread_id=thread)
+            sample_times.append(time.perf_counter() - began)
+    per_thread_commands = sum(commands_per_box(emu).values()) / max(1, len(sample_times))
+    total_threads = sum(len(ids) for ids in thread_ids.values())
+    per_thread_s = statistics.mean(sample_times)
+    return {
+        "search_calls": search_calls,
+        "search_s": round(search_s, 2),
+        "get_thread_calls": total_threads,
+        "get_thread_s_measured_per_call": round(per_thread_s, 3),
+        "get_thread_sampled": len(sample_times),
+        "seconds_scaled": round(search_s + per_thread_s * total_threads, 1),
+        "calls": search_calls + total_threads,
+        "imap_commands_per_mailbox": {
+            box: round(search_commands[box] + per_thread_commands * len(thread_ids[box])) for box in BOXES
+        },
+    }, thread_ids
+
+
+async def measure_passes(
+    emu: GmailEmulator, client: Client, thread_ids: dict[str, list[str]], reminders: int, latency_s: float
+) -> dict[str, Any]:
+    """mg_next_pass on "all" with no reminder, then with `reminders` reply reminders per mailbox."""
+    since = (datetime.now(UTC) - timedelta(days=1)).date().isoformat()
+    wall, per_box, _ = await timed(emu, client, "mg_next_pass", account="all", since=since)
+    out: dict[str, Any] = {"without": {"seconds": round(wall, 2), "imap_commands_per_mailbox": per_box}}
+    later = (datetime.now(UTC) + timedelta(days=3)).date().isoformat()
+    emu.set_latency("*", 0)
+    for box in BOXES:
+        for thread in thread_ids[box][:reminders]:
+            await call(client, "mg_remind", account=box, thread_id=thread, on=later)
+    emu.set_latency("*", latency_s)
+    wall, per_box, data = await timed(emu, client, "mg_next_pass", account="all", since=since)
+    out["with"] = {
+        "reminders_per_mailbox": reminders,
+        "seconds": round(wall, 2),
+        "imap_commands_per_mailbox": per_box,
+        "reminders_due": len(data["reminders_due"]),
+        "awaiting_overdue": data["awaiting_overdue"],
+    }
+    return out
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"threads_per_mailbox": args.threads, "latency_ms": args.latency}
-    with (
-        GmailEmulator(knobs=Knobs(raw_search_lag_s=0.0, sent_filing_delay_s=0.0)) as emu,
-        tempfile.TemporaryDirectory() as tmp,
-    ):
+    knobs = Knobs(raw_search_lag_s=0.0, sent_filing_delay_s=0.0)
+    with GmailEmulator(knobs=knobs) as emu, tempfile.TemporaryDirectory() as tmp:
         for box in BOXES:
             load(emu, box, args.threads)
         config = Path(tmp) / "multigmail.json"
@@ -109,95 +208,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         async with Client(build_server(runtime)) as client:
             await call(client, "mg_awaiting_replies", account="all", max_results=1)  # warm: folders known
             emu.set_latency("*", args.latency / 1000)
-
-            # 1. mg_awaiting_replies, every page
-            times, commands, token, listed = [], dict.fromkeys(BOXES, 0), None, 0
-            while True:
-                extra = {"page_token": token} if token else {}
-                wall, per_box, data = await timed(
-                    emu, client, "mg_awaiting_replies", account="all", max_results=100, **extra
-                )
-                times.append(wall)
-                for box, count in per_box.items():
-                    commands[box] += count
-                listed += len(data["threads"])
-                token = data["next_page_token"]
-                if token is None:
-                    break
-            out["awaiting"] = {
-                "calls": len(times),
-                "seconds": round(sum(times), 2),
-                "first_page_s": round(times[0], 2),
-                "imap_commands_per_mailbox_first_page": None,
-                "imap_commands_per_mailbox_all_pages": commands,
-                "threads_listed": listed,
-            }
-            wall, per_box, _ = await timed(emu, client, "mg_awaiting_replies", account="all", max_results=100)
-            out["awaiting"]["imap_commands_per_mailbox_first_page"] = per_box
-
-            # 2. the paging path: search Sent, then mg_get_thread per thread (timed on a sample)
-            search_s, search_calls, thread_ids = 0.0, 0, {box: [] for box in BOXES}
-            emu.reset_counters()
-            for box in BOXES:
-                token = None
-                while True:
-                    extra = {"page_token": token} if token else {}
-                    began = time.perf_counter()
-                    data = await call(
-                        client,
-                        "mg_search_threads",
-                        account=box,
-                        query="in:sent newer_than:30d",
-                        max_results=100,
-                        **extra,
-                    )
-                    search_s += time.perf_counter() - began
-                    search_calls += 1
-                    thread_ids[box] += [t["thread_id"] for t in data["threads"]]
-                    token = data["next_page_token"]
-                    if token is None:
-                        break
-            search_commands = commands_per_box(emu)
-            sample_times: list[float] = []
-            emu.reset_counters()
-            for box in BOXES:
-                for thread in thread_ids[box][: args.sample]:
-                    began = time.perf_counter()
-                    await call(client, "mg_get_thread", account=box, thread_id=thread)
-                    sample_times.append(time.perf_counter() - began)
-            per_thread_commands = sum(commands_per_box(emu).values()) / max(1, len(sample_times))
-            total_threads = sum(len(ids) for ids in thread_ids.values())
-            per_thread_s = statistics.mean(sample_times)
-            out["paging"] = {
-                "search_calls": search_calls,
-                "search_s": round(search_s, 2),
-                "get_thread_calls": total_threads,
-                "get_thread_s_measured_per_call": round(per_thread_s, 3),
-                "get_thread_sampled": len(sample_times),
-                "seconds_scaled": round(search_s + per_thread_s * total_threads, 1),
-                "calls": search_calls + total_threads,
-                "imap_commands_per_mailbox": {
-                    box: round(search_commands[box] + per_thread_commands * len(thread_ids[box])) for box in BOXES
-                },
-            }
-
-            # 3. the pass without, then with reminders
-            since = (datetime.now(UTC) - timedelta(days=1)).date().isoformat()
-            wall, per_box, _ = await timed(emu, client, "mg_next_pass", account="all", since=since)
-            out["pass_without_reminders"] = {"seconds": round(wall, 2), "imap_commands_per_mailbox": per_box}
-            later = (datetime.now(UTC) + timedelta(days=3)).date().isoformat()
-            emu.set_latency("*", 0)
-            for box in BOXES:
-                for thread in thread_ids[box][: args.reminders]:
-                    await call(client, "mg_remind", account=box, thread_id=thread, on=later)
-            emu.set_latency("*", args.latency / 1000)
-            wall, per_box, data = await timed(emu, client, "mg_next_pass", account="all", since=since)
-            out["pass_with_reminders"] = {
-                "reminders_per_mailbox": args.reminders,
-                "seconds": round(wall, 2),
-                "imap_commands_per_mailbox": per_box,
-                "awaiting_overdue": data["awaiting_overdue"],
-            }
+            out["awaiting"] = await measure_awaiting(emu, client)
+            out["paging"], thread_ids = await measure_paging(emu, client, args.sample)
+            out["pass"] = await measure_passes(emu, client, thread_ids, args.reminders, args.latency / 1000)
     a, p = out["awaiting"], out["paging"]
     out["ratios"] = {"calls": round(a["calls"] / p["calls"], 4), "time": round(a["seconds"] / p["seconds_scaled"], 4)}
     return out

@@ -133,14 +133,20 @@ async def test_pages_with_a_cursor(emulator: GmailEmulator, call: Call, runtime:
         sent(emulator, KAREL, f"Dotaz {n}", f"dotaz-{n}@example.cz", 10 - n)
     first = await ok(call, runtime, "mg_awaiting_replies", account="all", max_results=2)
     assert [t["subject"] for t in first["threads"]] == ["Dotaz 0", "Dotaz 1"]
+    emulator.reset_counters()
     second = await ok(
         call, runtime, "mg_awaiting_replies", account="all", max_results=2, page_token=first["next_page_token"]
     )
+    # Nothing changed in All Mail since page 1 (its view stamp says so): the list is not read again.
+    assert [c.name for c in emulator.commands()] == ["LOGIN", "EXAMINE", "LOGOUT"]
+    # An answer between pages changes the stamp: the rest is read afresh, and the answered one is gone.
+    arrives(emulator, mail(KAREL, ME, "Re: Dotaz 3", "dotaz-3-re@example.org", answers="dotaz-3@example.cz"), 0)
     third = await ok(
         call, runtime, "mg_awaiting_replies", account="all", max_results=2, page_token=second["next_page_token"]
     )
-    assert [t["subject"] for t in second["threads"] + third["threads"]] == ["Dotaz 2", "Dotaz 3", "Dotaz 4"]
-    assert third["next_page_token"] is None and first["total_threads"] == 5
+    assert [t["subject"] for t in second["threads"]] == ["Dotaz 2", "Dotaz 3"]
+    assert [t["subject"] for t in third["threads"]] == ["Dotaz 4"]
+    assert third["next_page_token"] is None and first["total_threads"] == 5 and third["total_threads"] == 4
 
 
 @pytest.mark.parametrize("threads", [5, 60])

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pydantic import BaseModel, Field
 
 from ...config import Account
-from ...gmail.imap import ImapSession
+from ...gmail.imap import ALL_MAIL, ImapSession
 from ...runtime import Runtime
 from ..core import budget
 from ..core.cursor import Key, decode, fingerprint, newest_first
@@ -79,7 +79,16 @@ async def awaiting_replies(
             if older_than_days is not None
             else timedelta(seconds=account.follow_up_after_s)
         )
-        return _page(scan(session, account, now, older, within), after, max_results)
+        session.open(ALL_MAIL)
+        key = (account.address.casefold(), account.reminder_label, older, within)
+        view = session.view_stamp
+        # A later page of the same list: while All Mail's view stamp (UIDNEXT, HIGHESTMODSEQ) stays,
+        # nothing came in and nothing changed, so the list computed for the first page still holds.
+        entries = runtime.follow_up_lists.get(key, view, now) if after is not None else None
+        if entries is None:
+            entries = scan(session, account, now, older, within)
+            runtime.follow_up_lists.remember(key, view, now, entries)
+        return _page(entries, after, max_results)
 
     answers = await each_mailbox(runtime, account_name, one)
     page = newest_first(answers.done, max_results)
