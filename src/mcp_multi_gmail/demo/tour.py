@@ -58,6 +58,40 @@ def _short(text: str | None, width: int = SUBJECT_WIDTH) -> str:
     return value if len(value) <= width else value[: width - 1] + "…"
 
 
+def invitation_bytes(now: datetime, message_id: str, subject: str, summary: str) -> bytes:
+    """An Apple-shaped invitation to the personal mailbox, in four days at 14:00 Prague time."""
+    day = (now + timedelta(days=4)).strftime("%Y%m%d")
+    calendar = "\r\n".join(
+        [
+            "BEGIN:VCALENDAR",
+            "METHOD:REQUEST",
+            "PRODID:-//Apple Inc.//Mac OS X 14.5//EN",
+            "VERSION:2.0",
+            "BEGIN:VEVENT",
+            f"UID:{message_id}",
+            "SEQUENCE:0",
+            f"DTSTAMP:{now.strftime('%Y%m%dT%H%M%SZ')}",
+            f"DTSTART;TZID=Europe/Prague:{day}T140000",
+            f"DTEND;TZID=Europe/Prague:{day}T150000",
+            f"SUMMARY:{summary}",
+            "LOCATION:Knihovna",
+            'ORGANIZER;CN="Lucie Dvořáková":mailto:lucie.dvorakova@example.org',
+            "ATTENDEE;CN=Jana Nováková;PARTSTAT=NEEDS-ACTION;RSVP=TRUE:mailto:jana.novakova@example.cz",
+            "END:VEVENT",
+            "END:VCALENDAR",
+            "",
+        ]
+    )
+    message = EmailMessage()
+    message["From"] = "Lucie Dvořáková <lucie.dvorakova@example.org>"
+    message["To"] = FOLLOW_ADDRESS
+    message["Subject"] = subject
+    message["Message-ID"] = f"<{message_id}>"
+    message.set_content(summary)
+    message.add_alternative(calendar, subtype="calendar", params={"method": "REQUEST"})
+    return message.as_bytes()
+
+
 def _who(address: Mapping[str, Any] | None) -> str:
     if not address:
         return "?"
@@ -140,8 +174,9 @@ class Tour:
         await self.pass_again(client, since)
         await self.search_all(client)
         if setup is not None:
-            await self.follow_ups(client, setup, since)
             await self.new_mail(setup, since)
+            await self.invitation(client, setup)
+            await self.follow_ups(client, setup, since)
 
     async def accounts(self, client: Client) -> None:
         self.heading(1, self.t("step1"))
@@ -309,7 +344,7 @@ class Tour:
     async def new_mail(self, setup: DemoSetup, since: str) -> None:
         import anyio
 
-        self.heading(8, self.t("step8"))
+        self.heading(7, self.t("step7"))
         message = EmailMessage()
         message["From"] = "Petr Malý <petr.maly@example.org>"
         message["To"] = FOLLOW_ADDRESS
@@ -328,11 +363,10 @@ class Tour:
     async def follow_ups(self, client: Client, setup: DemoSetup, since: str) -> None:
         """Who owes the user an answer; an out-of-office keeps it waiting, a reminder comes due, and a
         reply with a new subject ends the wait and the reminder."""
-        self.heading(7, self.t("step7"))
+        self.heading(9, self.t("step9"))
         waiting = await self.call(client, "mg_awaiting_replies", {"account": "all"})
         self.expect(bool(waiting["threads"]), "mg_awaiting_replies: nothing waits in the demo")
         first = waiting["threads"][0]
-        self.waiting_line(first)
         thread = await self.call(
             client, "mg_get_thread", {"account": first["account"], "thread_id": first["thread_id"]}
         )
@@ -343,15 +377,15 @@ class Tour:
         again = await self.call(client, "mg_awaiting_replies", {"account": "all"})
         same = next(t for t in again["threads"] if t["thread_id"] == first["thread_id"])
         self.expect(same["auto_reply_came"] is True, "mg_awaiting_replies: the out-of-office ended the wait")
-        self.line(self.t("away"), indent=3)
+        self.waiting_line(same, self.t("away"))
         today = self.now.astimezone().date().isoformat()
         args = {"account": first["account"], "thread_id": first["thread_id"], "on": today}
         reminded = await self.call(client, "mg_remind", args)
-        self.line(self.t("reminded", label=reminded["reminder"]["label"]), indent=3)
         due = await self.call(client, "mg_next_pass", {"account": first["account"], "since": since})
         self.expect(len(due["reminders_due"]) == 1, "mg_next_pass: the reminder is not due")
         overdue = self.count(due["awaiting_overdue"], "thread")
-        self.line(self.t("due", on=due["reminders_due"][0]["on"], overdue=overdue), indent=3)
+        label = reminded["reminder"]["label"]
+        self.line(self.t("due", label=label, on=due["reminders_due"][0]["on"], overdue=overdue), indent=3)
         reply = self.answer(owed, mine, self.t("answer_subject"), away=False)
         setup.emulator.deliver(FOLLOW_ADDRESS, reply)
         answered = await self.call(client, "mg_next_pass", {"account": first["account"], "since": since})
@@ -360,16 +394,11 @@ class Tour:
         gone = all(t["thread_id"] != first["thread_id"] for t in after["threads"])
         self.expect(len(came) == 1 and gone, "an answer with a new subject did not end the wait")
         self.line(self.t("answered", subject=self.t("answer_subject")), indent=3)
-        # Read, so processed: the assistant labels what it looked at, as in step 4.
-        ids = [str(m["Message-ID"]).strip("<>") for m in (away, reply)]
-        await self.call(
-            client, "mg_label_message", {"account": first["account"], "message_ids": ids, "label": "Asistent"}
-        )
 
-    def waiting_line(self, entry: dict[str, Any]) -> None:
+    def waiting_line(self, entry: dict[str, Any], note: str) -> None:
         who = _who(entry["owed_by"][0]) if entry["owed_by"] else "?"
         days = self.count(entry["days_waiting"], "day")
-        self.line(f"[{entry['account']}] " + _short(entry["subject"], 40) + f" · {who} · {days}", indent=3)
+        self.line(f"[{entry['account']}] " + _short(entry["subject"], 30) + f" · {who} · {days} · {note}", indent=3)
 
     def answer(self, owed: dict[str, Any], mine: str, subject: str, *, away: bool) -> EmailMessage:
         message = EmailMessage()
@@ -382,6 +411,33 @@ class Tour:
             message["Auto-Submitted"] = "auto-replied"
         message.set_content(self.t("away_body" if away else "answer_body"))
         return message
+
+    async def invitation(self, client: Client, setup: DemoSetup) -> None:
+        import anyio
+
+        self.heading(8, self.t("step8"))
+        message_id = f"{uuid.uuid4().hex}@example.org"
+        raw = invitation_bytes(self.now, message_id, self.t("invite_subject"), self.t("invite_summary"))
+        await anyio.to_thread.run_sync(lambda: setup.emulator.deliver(FOLLOW_ADDRESS, raw, trace=True))
+        data = await self.call(client, "mg_get_message", {"account": "osobni", "message_id": message_id})
+        invitation = data.get("invitation") or {}
+        self.expect(bool(invitation.get("start")), "mg_get_message: no invitation")
+        start, end = invitation["start"]["value"], invitation["end"]["value"]
+        self.line(
+            self.t(
+                "invite_what",
+                summary=invitation["summary"],
+                day=start[:10],
+                start=start[11:16],
+                end=end[11:16],
+                zone=invitation["start"]["iana"],
+                location=invitation["location"],
+            ),
+            indent=3,
+        )
+        own = invitation.get("own_answer") or {}
+        self.line(self.t("invite_who", organizer=_who(invitation["organizer"]), answer=own.get("answer")), indent=3)
+        self.line(self.t("invite_note"), indent=3)
 
     def seconds(self, value: float, digits: int = 1) -> str:
         return f"{value:.{digits}f}".replace(".", "," if self.lang == "cs" else ".")

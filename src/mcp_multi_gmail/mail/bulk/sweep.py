@@ -24,16 +24,16 @@ from ... import policy
 from ...config import Account
 from ...domain import Address
 from ...errors import invalid_input
-from ...gmail.imap import ALL_MAIL, Fetched, ImapSession, uid_batches
+from ...gmail.imap import ALL_MAIL, Fetched, ImapSession
 from ...gmail.parse.envelope import gmail_id
 from ...policy import SweepChange
 from ...runtime import Runtime
 from .. import undo
-from ..core import budget, inputs
+from ..core import budget, inputs, writes
 from ..core.lookup import ensure_label, or_tree
 from ..core.session import in_session
 from ..core.summary import carries, iso
-from ..undo import records
+from ..undo import records, tokens
 from ..undo.records import SWEEP_PREFIX, Records, new_token, parse_stamp, stamp
 
 PREVIEW_FOR = timedelta(minutes=15)
@@ -42,6 +42,11 @@ MAX_FAILED_LISTED = 50
 THREADS_PER_SEARCH = 100  # X-GM-THRID terms OR-ed into one SEARCH line (about 3 500 characters)
 STATE_ITEMS = ["X-GM-THRID", "X-GM-MSGID", "X-GM-LABELS", "FLAGS", "INTERNALDATE"]
 WHAT = "sweep"
+USED = (
+    "This confirm_token was used already: each applies its sweep once. Nothing was changed. To sweep again, "
+    "preview again."
+)
+BUSY = "This confirm_token's sweep is being applied by another call now. Nothing was changed by this one."
 
 
 class SweepThread(BaseModel):
@@ -80,6 +85,7 @@ class SweepResult(BaseModel):
     undo_token: str | None = Field(
         description="mg_undo takes the applied sweep back (7 days, once); the preview gives the same one in advance"
     )
+    changes: list[writes.AttributeChange] = writes.changes_field(preview=True)
     cut: list[budget.Cut] = budget.cut_field()
 
 
@@ -150,6 +156,7 @@ def _preview(
 ) -> SweepResult:
     state, matched = _covered(session, account, query, change)
     already = sum(1 for item in state.values() if _in_state(item, change))
+    would = writes.would(state, _wants(change, state))
     sample = _sample(session, state, matched)
     undo_token = undo.reserve(runtime, account, "mg_sweep")
     confirm = new_token(SWEEP_PREFIX)
@@ -163,7 +170,7 @@ def _preview(
             "change": _change_json(given),
             "created": stamp(created),
             "expires": stamp(created + PREVIEW_FOR),
-            "used": False,
+            "state": tokens.PLANNED,
             "undo_token": undo_token,
             "messages": [[item.gmail_msgid, uid] for uid, item in state.items() if item.gmail_msgid is not None],
         },
@@ -186,6 +193,7 @@ def _preview(
         left_since_preview=None,
         new_since_preview=None,
         undo_token=undo_token,
+        changes=would,
     )
 
 
@@ -193,7 +201,8 @@ def _preview(
 
 
 def _claim(runtime: Runtime, account: Account, token: str, query: str, given: dict[str, Any]) -> dict[str, Any]:
-    """The preview behind a confirm_token: this mailbox's, this query and change, unused, within 15 minutes."""
+    """The preview behind a confirm_token, held by this call: this mailbox's, this query and change, unused,
+    within 15 minutes, held by no other call."""
     if not token.startswith(SWEEP_PREFIX):
         raise invalid_input("That is not a sweep confirm_token (they start with sweep_). Nothing was changed.")
     moment = records.now()
@@ -211,57 +220,46 @@ def _claim(runtime: Runtime, account: Account, token: str, query: str, given: di
                 "This confirm_token was given for another query or change: a sweep applies exactly what it previewed. "
                 "Nothing was changed. Preview the new query or change first."
             )
-        if record.get("used"):
-            raise invalid_input(
-                "This confirm_token was used already: each applies its sweep once. Nothing was changed. To sweep "
-                "again, preview again."
-            )
+        if tokens.state(record) == tokens.USED:
+            raise invalid_input(USED)
         if moment >= parse_stamp(record["expires"]):
             raise invalid_input(
                 f"This confirm_token expired at {record['expires']} (UTC), 15 minutes after its preview. Nothing was "
                 "changed. Preview again and apply within 15 minutes."
             )
+        mine = tokens.hold(record, busy=BUSY, used=USED)
         found.update(record)
-        record["used"] = True
+        found["holder"] = mine
 
     Records(runtime.state_folder()).update(token, WHAT, take)
     return found
 
 
-def _groups(change: SweepChange, state: dict[int, Fetched], todo: list[int]) -> list[undo.Group]:
-    groups = [undo.Group(change.attribute, change.name, change.on, undo.msgids(state, todo))]
-    for other in change.replaces:
-        having = [uid for uid, item in state.items() if carries(item.labels or (), other)]
-        groups.append(undo.Group("label", other, False, undo.msgids(state, having)))
-    return groups
+def _wants(change: SweepChange, state: dict[int, Fetched], todo: list[int] | None = None) -> list[writes.Want]:
+    """The change, and the classifications it replaces (off only where it was read back on)."""
+    uids = sorted(state) if todo is None else todo
+    wants = [writes.Want(change.attribute, change.name, change.on, uids)]  # type: ignore[arg-type]
+    wants += [writes.Want("label", other, False, sorted(state), replaced_by=change.name) for other in change.replaces]
+    return wants
 
 
-def _store(session: ImapSession, group: undo.Group, uids: list[int]) -> None:
-    if not uids:
-        return
-    if group.attribute == "label":
-        session.change_labels(uids, [group.name], add=group.on)
-    else:
-        session.change_flags(uids, [group.name], add=group.on)
+class _Recorder(undo.Recorder):
+    """The sweep's undo record; once it is written, and before the first STORE, the confirm_token is used."""
 
+    def __init__(self, runtime: Runtime, account: Account, session: ImapSession, preview: dict[str, Any]) -> None:
+        super().__init__(runtime, account, "mg_sweep", session, token=str(preview["undo_token"]))
+        self.confirm, self.confirm_holder = str(preview["token"]), str(preview["holder"])
+        self.used = False
 
-def _store_checked(session: ImapSession, groups: list[undo.Group], inside: set[int], batch: list[int]) -> None:
-    """Write each group's change to its messages in `batch` (but those already failed), then read the
-    batch back: a message whose attribute is not as the group leaves it is failed."""
-    for group in groups:
-        _store(
-            session,
-            group,
-            [uid for msgid, uid in group.messages.items() if uid in inside and msgid not in group.failed],
-        )
-    after = session.fetch(batch, ["X-GM-LABELS", "FLAGS", "X-GM-MSGID"])
-    for group in groups:
-        for msgid, uid in group.messages.items():
-            if uid in inside and msgid not in group.failed:
-                item = after.get(uid)
-                values = (item.labels if group.attribute == "label" else item.flags) if item else None
-                if item is None or carries(values or (), group.name) is not group.on:
-                    group.failed.add(msgid)
+    def plan(self, groups: list[undo.Group]) -> None:
+        super().plan(groups)
+
+        def used(record: dict[str, Any]) -> None:
+            if tokens.holds(record, self.confirm_holder):
+                tokens.use(record)
+
+        Records(self.runtime.state_folder()).update(self.confirm, WHAT, used)
+        self.used = True
 
 
 def _apply(
@@ -274,49 +272,49 @@ def _apply(
     token: str,
 ) -> SweepResult:
     preview = _claim(runtime, account, token, query, given)
+    preview["token"] = token
+    recorder = _Recorder(runtime, account, session, preview)
     try:
-        return _apply_claimed(runtime, session, account, query, change, preview)
+        return _apply_claimed(session, account, query, change, preview, recorder)
     except BaseException:
-        if not session.changes_sent:  # nothing went out: the preview can still be applied
-            Records(runtime.state_folder()).update(token, WHAT, lambda r: r.update(used=False))
+        if not recorder.used:  # nothing went out: the preview can still be applied
+            holder = str(preview["holder"])
+            records.after_error(
+                lambda: Records(runtime.state_folder()).update(token, WHAT, lambda r: tokens.let_go(r, holder)),
+                "záznam náhledu hromadné změny",
+            )
         raise
 
 
 def _apply_claimed(
-    runtime: Runtime, session: ImapSession, account: Account, query: str, change: SweepChange, preview: dict[str, Any]
+    session: ImapSession,
+    account: Account,
+    query: str,
+    change: SweepChange,
+    preview: dict[str, Any],
+    recorder: _Recorder,
 ) -> SweepResult:
-    undo_token = str(preview["undo_token"])
     previewed = {int(msgid) for msgid, _uid in preview["messages"]}
     state, _matched = _covered(session, account, query, change, writable=True)
     now_ids = {item.gmail_msgid: uid for uid, item in state.items() if item.gmail_msgid is not None}
     still = {uid: state[uid] for msgid, uid in now_ids.items() if msgid in previewed}
     todo = [uid for uid, item in still.items() if not _in_state(item, change)]
-    groups = _groups(change, still, todo)
-    undo.plan(runtime, account, "mg_sweep", groups, undo.uidvalidity(session), token=undo_token)
+    wants = _wants(change, still, sorted(still))
     if change.attribute == "label" and change.on and todo:
         ensure_label(session, change.name)
-    failed: set[int] = set()
-    touched = sorted({uid for g in groups for uid in g.messages.values()})
-    batches = uid_batches(touched)
-    for batch in batches:
-        inside = set(batch)
-        _store_checked(session, groups[:1], inside, batch)
-        failed |= {uid for msgid, uid in groups[0].messages.items() if uid in inside and msgid in groups[0].failed}
-        if groups[1:]:
-            # The old classification goes only where the new one arrived: a failed message keeps its own.
-            for group in groups[1:]:
-                group.failed |= {msgid for msgid, uid in group.messages.items() if uid in failed}
-            _store_checked(session, groups[1:], inside, batch)
-        undo.settle(runtime, undo_token, groups, complete=False)
-    undo.settle(runtime, undo_token, groups)
-    failures = _failures(session, sorted(failed), change)
+    writes.apply(session, still, wants, recorder=recorder)
+    reasons: dict[int, str] = {}
+    for want in wants:
+        for uid in want.failed:
+            reasons.setdefault(uid, _reason(want))
+    failures = _failures(session, reasons)
     cut = []
-    if len(failed) > len(failures):
+    if len(reasons) > len(failures):
         cut.append(
             budget.Cut(
                 field="failed_messages",
                 shown=len(failures),
-                total=len(failed),
+                total=len(reasons),
                 how_to_get_the_rest="Preview and apply the same sweep again: it changes only what is still to do.",
             )
         )
@@ -331,22 +329,26 @@ def _apply_claimed(
         sample=[],
         confirm_token=None,
         expires_at=None,
-        changed=len(todo) - len(failed),
-        failed=len(failed),
+        changed=len(wants[0].changed),
+        failed=len(reasons),
         failed_messages=failures,
         left_since_preview=len(previewed - set(now_ids)),
         new_since_preview=len(set(now_ids) - previewed),
-        undo_token=undo_token,
+        undo_token=recorder.token,
+        changes=[want.entry() for want in wants],
         cut=cut,
     )
 
 
-def _failures(session: ImapSession, uids: list[int], change: SweepChange) -> list[SweepFailure]:
-    shown = uids[:MAX_FAILED_LISTED]
+def _reason(want: writes.Want) -> str:
+    what = f'the label "{want.name}"' if want.attribute == "label" else f"the flag {want.name}"
+    state = "on" if want.on else "off"
+    return f"Gmail accepted the change, but {what} was not {state} when the message was read back."
+
+
+def _failures(session: ImapSession, reasons: dict[int, str]) -> list[SweepFailure]:
+    shown = sorted(reasons)[:MAX_FAILED_LISTED]
     found = session.fetch(shown, ["ENVELOPE"]) if shown else {}
-    what = f'the label "{change.name}"' if change.attribute == "label" else f"the flag {change.name}"
-    state = "on" if change.on else "off"
-    reason = f"Gmail accepted the change, but {what} was not {state} when the message was read back."
     result = []
     for uid in shown:
         item = found.get(uid)
@@ -356,7 +358,7 @@ def _failures(session: ImapSession, uids: list[int], change: SweepChange) -> lis
             if env and env.message_id
             else (gmail_id(item.gmail_msgid) if item and item.gmail_msgid else str(uid))
         )
-        result.append(SweepFailure(message_id=shown_id, reason=reason))
+        result.append(SweepFailure(message_id=shown_id, reason=reasons[uid]))
     return result
 
 

@@ -13,7 +13,7 @@ from ...errors import MailError, not_found
 from ...gmail.imap import ALL_MAIL, TRASH, ImapSession
 from ...runtime import Runtime
 from .. import undo
-from ..core import budget, inputs
+from ..core import budget, inputs, writes
 from ..core.session import in_session
 
 KEPT = "The message is in Trash, not deleted: Gmail keeps it there for 30 days and it can be restored until then."
@@ -27,7 +27,14 @@ class TrashResult(BaseModel):
     uid_in_trash: int | None
     note: str
     undo_token: str | None = undo.undo_token_field()
+    changes: list[writes.AttributeChange] = writes.changes_field()
     cut: list[budget.Cut] = budget.cut_field()
+
+
+def _moved(trash: str, *, changed: int) -> writes.AttributeChange:
+    return writes.AttributeChange(
+        attribute="trash", name=trash, action="added", changed=changed, already=1 - changed, failed=0
+    )
 
 
 def _find(session: ImapSession, bare: str) -> list[int]:
@@ -53,6 +60,7 @@ def _already_in_trash(session: ImapSession, account: Account, bare: str) -> Tras
         moved=False,
         uid_in_trash=max(found),
         note=f"The message was already in Trash, so nothing was moved. {KEPT}",
+        changes=[_moved(trash, changed=0)],
     )
 
 
@@ -79,7 +87,8 @@ def _trash(runtime: Runtime, session: ImapSession, account: Account, bare: str) 
     group = undo.Group("trash", "", True, {item.gmail_msgid: uid}, labels={item.gmail_msgid: list(item.labels or ())})
     recorder.plan([group])
     if not session.move([uid], TRASH):
-        recorder.settle({uid})
+        group.failed = {item.gmail_msgid}
+        recorder.finish()
         raise MailError(
             "upstream_error",
             f'Gmail refused to move <{bare}> from "{all_mail}" to "{trash}" in mailbox "{account.name}". '
@@ -87,7 +96,8 @@ def _trash(runtime: Runtime, session: ImapSession, account: Account, bare: str) 
         )
     session.open(TRASH)
     landed = session.search_gmail_msgid(item.gmail_msgid)
-    recorder.settle(set() if landed else {uid})
+    group.failed = set() if landed else {item.gmail_msgid}
+    recorder.finish()
     if not landed:
         raise MailError(
             "upstream_error",
@@ -102,6 +112,7 @@ def _trash(runtime: Runtime, session: ImapSession, account: Account, bare: str) 
         uid_in_trash=max(landed),
         note=KEPT,
         undo_token=recorder.token,
+        changes=[_moved(trash, changed=1)],
     )
 
 

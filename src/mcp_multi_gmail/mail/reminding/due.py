@@ -25,6 +25,7 @@ from ...config import Account, UserZone
 from ...gmail.imap import ALL_MAIL, ImapSession
 from ...policy import reminders as family
 from ...runtime import Runtime
+from ..core import writes
 from ..core.summary import carries
 from . import waiting as awaiting
 
@@ -118,17 +119,21 @@ def follow_ups(runtime: Runtime, session: ImapSession, account: Account, now: da
 
 
 def _clear_answered(session: ImapSession, parent: str, threads: list[int]) -> None:
-    """Take the reply reminders off every message of these threads (an answer came)."""
+    """Take the reply reminders off every message of these threads (an answer came), through the one
+    label routine (core/writes), read back; no undo record: the rule did it, not a tool call."""
     session.open(ALL_MAIL, writable=True)
-    members = session.fetch(session.search(any_of("X-GM-THRID", threads)), ["X-GM-LABELS"])
+    members = session.fetch(session.search(any_of("X-GM-THRID", threads)), writes.READ_BACK)
     replies = {
         lb
         for item in members.values()
         for lb in item.labels or ()
         if (r := family.parse_label(parent, lb)) is not None and r.kind == "reply"
     }
-    for label in sorted(replies):
-        session.change_labels([uid for uid, item in members.items() if carries(item.labels, label)], [label], add=False)
+    wants = [
+        writes.Want("label", label, False, [uid for uid, item in members.items() if carries(item.labels, label)])
+        for label in sorted(replies)
+    ]
+    writes.apply(session, members, wants)
 
 
 def _sweep_empty(

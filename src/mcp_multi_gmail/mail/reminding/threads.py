@@ -19,7 +19,7 @@ from ...gmail.imap import ALL_MAIL, Fetched, ImapSession
 from ...policy import reminders as family
 from ...runtime import Runtime
 from .. import undo
-from ..core import budget
+from ..core import budget, writes
 from ..core.lookup import ensure_label, or_tree
 from ..core.session import in_session
 from ..core.summary import carries
@@ -34,6 +34,7 @@ class RemindResult(BaseModel):
     added: list[str] = Field(description="Reminder labels put on")
     removed: list[str] = Field(description="Reminder labels taken off (a reminder moved, cleared or answered)")
     messages: int = Field(description="Messages of the thread")
+    changes: list[writes.AttributeChange] = writes.changes_field()
     undo_token: str | None = undo.undo_token_field()
     cut: list[budget.Cut] = budget.cut_field()
 
@@ -46,7 +47,7 @@ def thread_uids(session: ImapSession, account: Account, thread: int) -> dict[int
             f'No thread {thread} in mailbox "{account.name}". Thread ids come from mg_awaiting_replies, '
             "mg_next_pass or mg_search_threads."
         )
-    return session.fetch(uids, ["X-GM-THRID", "X-GM-LABELS", "X-GM-MSGID"])
+    return session.fetch(uids, ["X-GM-THRID", *writes.READ_BACK])
 
 
 def change_thread(
@@ -58,51 +59,38 @@ def change_thread(
     drop: Callable[[str], bool],
     tool: str,
 ) -> RemindResult:
-    """Put `add` on every message of the thread and take off its family labels `drop` names; read back."""
+    """Put `add` on every message of the thread and take off its family labels `drop` names, through
+    the one label routine (core/writes: recorded for undo first, read back batch by batch)."""
     parent = account.reminder_label
     session.open(ALL_MAIL, writable=True)
     before = thread_uids(session, account, thread)
     uids = sorted(before)
     present = sorted({lb for item in before.values() for lb in item.labels or () if family.is_family(parent, lb)})
     going = [lb for lb in present if drop(lb) and (add is None or lb.casefold() != add.casefold())]
+    wants: list[writes.Want] = []
     if add is not None:
         ensure_label(session, add)
-    groups: list[undo.Group] = []
-    todo_add = [uid for uid in uids if add is not None and not carries(before[uid].labels, add)]
-    if add is not None:
-        groups.append(undo.Group("label", add, True, undo.msgids(before, todo_add)))
-    carrying = {lb: [uid for uid in uids if carries(before[uid].labels, lb)] for lb in going}
-    groups += [undo.Group("label", lb, False, undo.msgids(before, had)) for lb, had in carrying.items()]
+        wants.append(writes.Want("label", add, True, uids))
+    wants += [writes.Want("label", lb, False, [u for u in uids if carries(before[u].labels, lb)]) for lb in going]
     recorder = undo.Recorder(runtime, account, tool, session)
-    recorder.plan(groups)
-    if add is not None and todo_add:
-        session.change_labels(todo_add, [add], add=True)
-    for lb, had in carrying.items():
-        session.change_labels(had, [lb], add=False)
-    after = session.fetch(uids, ["X-GM-LABELS"])
-    for group in recorder.groups:
-        group.failed = {
-            msgid
-            for msgid, uid in group.messages.items()
-            if carries((after.get(uid) or Fetched(uid)).labels, group.name) is not group.on
-        }
-    undo.settle(runtime, recorder.token, recorder.groups)
-    if any(group.failed for group in recorder.groups):
+    after = writes.apply(session, before, wants, recorder=recorder)
+    if any(want.failed for want in wants):
         raise MailError(
             "upstream_error",
             f"Gmail did not take every reminder label change on thread {thread} when it was read back. Call "
             "again: the same call changes only what is still missing.",
             retryable=True,
         )
-    now_labels = {lb for item in after.values() for lb in item.labels or ()}
+    now_labels = {lb for uid in uids for lb in (after.get(uid) or before[uid]).labels or ()}
     return RemindResult(
         account=account.name,
         thread_id=str(thread),
         reminder=reminder_of(now_labels, parent),
         expect_nothing=any(family.is_expect_nothing(parent, lb) for lb in now_labels),
-        added=[add] if add is not None and todo_add else [],
-        removed=[lb for lb in going if carrying[lb]],
+        added=[w.name for w in wants if w.on and w.changed],
+        removed=[w.name for w in wants if not w.on and w.changed],
         messages=len(uids),
+        changes=[w.entry() for w in wants],
         undo_token=recorder.token,
     )
 

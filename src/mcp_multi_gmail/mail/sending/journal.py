@@ -13,6 +13,7 @@ reported, never emptied: emptying it would remove exactly the protection it exis
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -21,6 +22,8 @@ from pathlib import Path
 from ... import deadline
 from ...errors import MailError
 from ...statefile import locked, write_atomically
+
+logger = logging.getLogger(__name__)
 
 JOURNAL_FILE = "send-journal.json"
 KEEP = timedelta(days=7)
@@ -143,8 +146,10 @@ class SendJournal:
                     left = [e for e in entries if not (e.account == account and e.message_id.casefold() == wanted)]
                     if len(left) != len(entries):
                         self._save(left)
-            except (MailError, OSError):
-                pass  # a leftover entry only means a repeat needs repeat: true
+            except (MailError, OSError) as error:
+                # Logged, never raised: the send's own error is what the caller gets, and a leftover
+                # entry only means a repeat needs repeat: true.
+                logger.warning("záznam o odeslání %s se nepodařilo odebrat z deníku: %s", message_id, error)
 
 
 def _note_handed_over(progress: deadline.CallProgress, message_id: str) -> None:

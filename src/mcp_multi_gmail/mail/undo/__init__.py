@@ -1,6 +1,7 @@
 """Undo: what a write will change, recorded before it goes out (`record`: every write tool plans
 and settles its record through the names handed on here), the record files in the state folder
-(`records`), and taking a write back (`restore`, mg_undo)."""
+(`records`), the one life cycle of a sweep's confirm_token and an undo token (`tokens`: planned,
+applied, used), and taking a write back (`restore`, mg_undo)."""
 
 from . import restore
 from .record import (

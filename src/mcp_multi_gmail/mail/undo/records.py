@@ -165,3 +165,12 @@ def unwritable(folder: Path, what: str, error: OSError) -> MailError:
         "recorded before it goes out, so that it can be taken back. Ask the user to make the folder writable for "
         "the server (or free disk space), then try again.",
     )
+
+
+def after_error(cleanup: Callable[[], object], what: str) -> None:
+    """Run a cleanup whose own failure must not replace what the caller is told (the first error, or the
+    result): it is logged instead, as aiosmtplib does with a failing RSET after an error."""
+    try:
+        cleanup()
+    except Exception as error:  # noqa: BLE001 - logged; the caller's own outcome stands
+        logger.warning("%s se nepodařilo zapsat: %s", what, error)

@@ -18,7 +18,7 @@ from ...config import Account
 from ...gmail.imap import ALL_MAIL, TRASH, Fetched, ImapSession
 from ...gmail.parse.envelope import gmail_id
 from ...runtime import Runtime
-from ..core import budget
+from ..core import budget, writes
 from ..core.session import in_session
 from ..core.summary import INBOX, carries
 from . import record as undo
@@ -36,10 +36,14 @@ class UndoneMessage(BaseModel):
 class UndoResult(BaseModel):
     account: str
     undone: str = Field(description="The tool whose write this was")
-    restored: int = Field(description="Changes set back (a message counts once per attribute)")
+    restored: int = Field(
+        description="Changes set back (a message counts once per attribute), also by an earlier call of this "
+        "token that was cut off"
+    )
     skipped: int = Field(description="Left alone: changed by someone since the write, or gone")
     failed: int = Field(description="Gmail did not take the change back when it was read back")
     messages: list[UndoneMessage] = Field(description=f"Skipped and failed ones, at most {MAX_LISTED}")
+    changes: list[writes.AttributeChange] = writes.changes_field()
     cut: list[budget.Cut] = budget.cut_field()
 
 
@@ -47,6 +51,7 @@ class _Tally:
     def __init__(self) -> None:
         self.restored = 0
         self.listed: list[tuple[int, str, Literal["skipped", "failed"], str]] = []
+        self.entries: list[writes.AttributeChange] = []
 
     def skip(self, msgid: int, group: undo.Group, reason: str) -> None:
         self.listed.append((msgid, group.describe(), "skipped", reason))
@@ -76,45 +81,51 @@ def _locate(session: ImapSession, wanted: dict[int, int], uidvalidity: int | Non
     return found
 
 
-def _attributes(session: ImapSession, claimed: undo.Claimed, groups: list[undo.Group], tally: _Tally) -> None:
+def _attributes(
+    runtime: Runtime, session: ImapSession, claimed: undo.Claimed, groups: list[undo.Group], tally: _Tally
+) -> None:
     session.open(ALL_MAIL, writable=True)
     wanted = {msgid: uid for g in groups for msgid, uid in g.messages.items() if msgid not in g.failed}
     state = _locate(session, wanted, claimed.uidvalidity)
+    before = {item.uid: item for item in state.values()}
     # Labels the write took off go back on first, then the added ones come off: an interrupted undo
     # of a classification leaves a thread with two classifications, never with none.
-    plans: list[tuple[undo.Group, list[int]]] = []
+    wants: list[tuple[undo.Group, writes.Want, int]] = []
     for group in sorted(groups, key=lambda g: g.on):
         revert: list[int] = []
+        earlier = left = 0
         for msgid in group.messages:
             if msgid in group.failed:
                 continue
             item = state.get(msgid)
             if item is None:
                 tally.skip(msgid, group, "no longer in All Mail (moved to Trash or deleted since)")
-            elif _has(item, group) is not group.on:
+            elif _has(item, group) is group.on:
+                revert.append(item.uid)
+                group.undoing.add(msgid)
+            elif msgid in group.undoing:
+                earlier += 1  # set back by an earlier call of this token that was cut off
+            else:
+                left += 1
                 tally.skip(
                     msgid,
                     group,
                     "not in the state the write left (changed since, or the write never reached it): left as it is",
                 )
-            else:
-                revert.append(item.uid)
-        if revert:
-            if group.attribute == "label":
-                session.change_labels(revert, [group.name], add=not group.on)
-            else:
-                session.change_flags(revert, [group.name], add=not group.on)
-        plans.append((group, revert))
-    touched = sorted({uid for _g, uids in plans for uid in uids})
-    after = session.fetch(touched, ["X-GM-LABELS", "FLAGS", "X-GM-MSGID"]) if touched else {}
+        attribute: Literal["label", "flag"] = "label" if group.attribute == "label" else "flag"
+        wants.append((group, writes.Want(attribute, group.name, not group.on, revert), earlier + left))
+        tally.restored += earlier
+    if any(want.uids for _g, want, _e in wants):
+        undo.progress(runtime, claimed)  # fsync'd before the first STORE
+    writes.apply(session, before, [want for _g, want, _e in wants])
     msgid_of = {item.uid: msgid for msgid, item in state.items()}
-    for group, uids in plans:
-        for uid in uids:
-            item = after.get(uid)
-            if item is not None and _has(item, group) is not group.on:
-                tally.restored += 1
-            else:
-                tally.fail(msgid_of[uid], group, "Gmail did not take it back when it was read back")
+    for group, want, already in wants:
+        tally.restored += len(want.changed) + len(want.already)
+        for uid in sorted(want.failed):
+            tally.fail(msgid_of[uid], group, "Gmail did not take it back when it was read back")
+        entry = want.entry()
+        entry.already += already
+        tally.entries.append(entry)
 
 
 def _user_labels(group: undo.Group, msgid: int) -> list[str]:
@@ -122,36 +133,54 @@ def _user_labels(group: undo.Group, msgid: int) -> list[str]:
     return [lb for lb in group.labels.get(msgid, ()) if not lb.startswith("\\")]
 
 
-def _out_of_trash(session: ImapSession, group: undo.Group, tally: _Tally) -> None:
-    session.open(TRASH, writable=True)
+def _move_out(session: ImapSession, group: undo.Group, back: list[int], in_trash: dict[int, int]) -> bool:
+    """Out of Trash, into the Inbox where a message was there before; True when the rest went through the
+    Inbox (Gmail refused a move into All Mail), whose label then comes off again."""
+    to_inbox = [in_trash[m] for m in back if carries(group.labels.get(m, ()), INBOX)]
+    to_all = [in_trash[m] for m in back if not carries(group.labels.get(m, ()), INBOX)]
+    if to_inbox:
+        session.move(to_inbox, "INBOX")
+    return bool(to_all) and not session.move(to_all, ALL_MAIL) and session.move(to_all, "INBOX")
+
+
+def _out_of_trash(
+    runtime: Runtime, session: ImapSession, claimed: undo.Claimed, group: undo.Group, tally: _Tally
+) -> None:
+    trash = session.open(TRASH, writable=True)
     wanted = [msgid for msgid in group.messages if msgid not in group.failed]
     in_trash = {
         item.gmail_msgid: uid
         for uid, item in session.fetch(session.search_gmail_msgids(wanted), ["X-GM-MSGID"]).items()
         if item.gmail_msgid is not None
     }
+    # Out of Trash already but in `undoing`: an earlier call of this token moved it and was cut off;
+    # its labels are checked and finished below.
+    resumed = [msgid for msgid in wanted if msgid not in in_trash and msgid in group.undoing]
     for msgid in wanted:
-        if msgid not in in_trash:
+        if msgid in in_trash:
+            group.undoing.add(msgid)
+        elif msgid not in group.undoing:
             tally.skip(msgid, group, "no longer in Trash (restored or deleted for good since)")
     back = [msgid for msgid in wanted if msgid in in_trash]
-    to_inbox = [in_trash[m] for m in back if carries(group.labels.get(m, ()), INBOX)]
-    to_all = [in_trash[m] for m in back if not carries(group.labels.get(m, ()), INBOX)]
-    if to_inbox:
-        session.move(to_inbox, "INBOX")
-    # Out of Trash into All Mail; should Gmail refuse a move into All Mail, through the Inbox, whose
-    # label then comes off again.
-    via_inbox = bool(to_all) and not session.move(to_all, ALL_MAIL) and session.move(to_all, "INBOX")
-    if not back:
+    if back:
+        undo.progress(runtime, claimed)  # fsync'd before the first MOVE
+    via_inbox = _move_out(session, group, back, in_trash)
+    if not back and not resumed:
         return
+    entry = writes.AttributeChange(attribute="trash", name=trash, action="removed", changed=0, already=0, failed=0)
+    tally.entries.append(entry)
     session.open(ALL_MAIL, writable=True)
     if via_inbox:
         archived = [m for m in back if not carries(group.labels.get(m, ()), INBOX)]
         session.change_labels(session.search_gmail_msgids(archived), [INBOX], add=False)
     landed = {
         item.gmail_msgid: item
-        for item in session.fetch(session.search_gmail_msgids(back), ["X-GM-MSGID", "X-GM-LABELS"]).values()
+        for item in session.fetch(session.search_gmail_msgids(back + resumed), ["X-GM-MSGID", "X-GM-LABELS"]).values()
         if item.gmail_msgid is not None
     }
+    for msgid in resumed:
+        if msgid not in landed:
+            tally.skip(msgid, group, "no longer in All Mail (moved to Trash again or deleted since)")
     # The labels each had before, put back where Gmail's Trash dropped them (system labels aside).
     missing: dict[tuple[str, ...], list[int]] = {}
     for msgid, item in landed.items():
@@ -161,7 +190,12 @@ def _out_of_trash(session: ImapSession, group: undo.Group, tally: _Tally) -> Non
     for labels, uids in missing.items():
         session.change_labels(uids, list(labels), add=True)
     after = session.fetch(sorted(i.uid for i in landed.values()), ["X-GM-MSGID", "X-GM-LABELS"])
-    _read_back(group, back, {msgid: after.get(item.uid) for msgid, item in landed.items()}, tally)
+    now = {msgid: after.get(item.uid) for msgid, item in landed.items()}
+    restored, failed = tally.restored, len(tally.listed)
+    _read_back(group, back, now, tally)
+    entry.changed, entry.failed = tally.restored - restored, len(tally.listed) - failed
+    entry.already = len(resumed)
+    _read_back(group, [m for m in resumed if m in landed], now, tally)
 
 
 def _read_back(group: undo.Group, back: list[int], now: dict[int, Fetched | None], tally: _Tally) -> None:
@@ -199,14 +233,15 @@ def _undo(runtime: Runtime, session: ImapSession, account: Account, token: str) 
     try:
         attributes = [g for g in claimed.groups if g.attribute in ("label", "flag")]
         if attributes:
-            _attributes(session, claimed, attributes, tally)
+            _attributes(runtime, session, claimed, attributes, tally)
         for group in claimed.groups:
             if group.attribute == "trash":
-                _out_of_trash(session, group, tally)
+                _out_of_trash(runtime, session, claimed, group, tally)
     except BaseException:
-        if not session.changes_sent:
-            undo.release(runtime, claimed)  # nothing went out: the token can be used again
+        # Not finished: the token stays usable, and a repeat sets back only what is still to do.
+        undo.release(runtime, claimed)
         raise
+    undo.finish(runtime, claimed)
     messages = _listed(session, tally)
     total = len(tally.listed)
     skipped = sum(1 for entry in tally.listed if entry[2] == "skipped")
@@ -227,6 +262,7 @@ def _undo(runtime: Runtime, session: ImapSession, account: Account, token: str) 
         skipped=skipped,
         failed=total - skipped,
         messages=messages,
+        changes=tally.entries,
         cut=cut,
     )
 

@@ -7,7 +7,6 @@ policy module's; this module only carries them out.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, TypeVar
@@ -20,7 +19,7 @@ from ...errors import invalid_input, not_found
 from ...gmail.imap import ALL_MAIL, Fetched, ImapSession
 from ...runtime import Runtime
 from .. import undo
-from ..core import budget, inputs
+from ..core import budget, inputs, writes
 from ..core.lookup import ensure_label, find_message, or_tree
 from ..core.session import in_session
 from ..core.summary import carries
@@ -61,6 +60,7 @@ class _Change(BaseModel):
     window: WindowState | None = Field(default=None, description="With since: the window as a new pass sees it")
     messages_omitted: int = _omitted("Outcomes", "messages", " (counted in succeeded)", "other outcome")
     undo_token: str | None = undo.undo_token_field()
+    changes: list[writes.AttributeChange] = writes.changes_field()
 
 
 class LabelChange(_Change):
@@ -100,6 +100,7 @@ class FlagsResult(BaseModel):
     changed: list[str]
     already_set: list[str]
     undo_token: str | None = undo.undo_token_field()
+    changes: list[writes.AttributeChange] = writes.changes_field()
     cut: list[budget.Cut] = budget.cut_field()
 
 
@@ -113,6 +114,7 @@ def _has(item: Fetched | None, label: str) -> bool | None:
 class _Applied:
     outcomes: dict[int, LabelOutcome]
     after: dict[int, Fetched]
+    wants: list[writes.Want]
 
 
 def apply_label(
@@ -122,25 +124,24 @@ def apply_label(
     label: str,
     *,
     add: bool,
-    record: Callable[[list[int]], None] | None = None,
+    recorder: undo.Recorder,
+    replaced: list[str] = (),  # type: ignore[assignment]
 ) -> _Applied:
-    """STORE only where the label is not yet in the wanted state, then FETCH every message again.
-    `record` is called with the UIDs about to change before the STORE goes out (the undo record)."""
+    """The label on (or off) every message of `before`, through the one routine, each read back; with
+    `replaced`, those classifications come off where the label was read back on. One outcome per message."""
     uids = list(before)
-    todo = [uid for uid in uids if _has(before[uid], label) is not add]
-    if record is not None:
-        record(todo)
-    accepted = session.change_labels(todo, [label], add=add)
-    after = session.fetch(uids, ["X-GM-LABELS"])
+    wants = [writes.Want("label", label, add, uids)]
+    wants += [writes.Want("label", other, False, uids, replaced_by=label) for other in replaced]
+    after = writes.apply(session, before, wants, recorder=recorder)
+    want = wants[0]
     verb = "apply" if add else "remove"
     outcomes: dict[int, LabelOutcome] = {}
     for uid in uids:
-        now_ok = _has(after.get(uid), label) is add
-        if now_ok and uid not in todo:
+        if uid in want.already:
             outcome, detail = "already", None
-        elif now_ok:
+        elif uid in want.changed:
             outcome, detail = "changed", None
-        elif accepted:
+        elif not want.refused:
             outcome = "failed"
             detail = (
                 f'Gmail accepted the change but the label "{label}" was '
@@ -148,8 +149,15 @@ def apply_label(
             )
         else:
             outcome, detail = "failed", f'Gmail refused to {verb} the label "{label}".'
+        stuck = [w.name for w in wants[1:] if uid in w.failed]
+        if stuck and outcome != "failed":
+            outcome = "failed"
+            detail = (
+                f'The label "{label}" is on, but the classification "{stuck[0]}" it replaces was still on the message '
+                "when it was read back. Call again with the same ids."
+            )
         outcomes[uid] = LabelOutcome(message_id=message_ids.get(uid), uid=uid, outcome=outcome, detail=detail)
-    return _Applied(outcomes, after)
+    return _Applied(outcomes, after, wants)
 
 
 def _unique_ids(message_ids: list[str]) -> tuple[list[str], int]:
@@ -205,16 +213,14 @@ def _label_messages(
     steps.step(f'found {len(chosen)} of {len(ids) + empty} messages in mailbox "{account.name}"')
     created = ensure_label(session, label) if add and chosen else False
     recorder = undo.Recorder(runtime, account, "mg_label_message" if add else "mg_unlabel_message", session)
-
-    def record(todo: list[int]) -> None:
-        recorder.plan([undo.Group("label", label, add, undo.msgids(before, todo))])
-
-    applied = apply_label(session, before, chosen, label, add=add, record=record) if chosen else _Applied({}, {})
-    recorder.settle({uid for uid, o in applied.outcomes.items() if o.outcome == "failed"})
+    applied = apply_label(session, before, chosen, label, add=add, recorder=recorder)
     steps.step(f'label "{label}" {"set on" if add else "taken off"} {len(chosen)} messages and read back')
     messages = missing + [applied.outcomes[uid] for uid in chosen]
     change = LabelChange(
-        **_counts(account, label, add, created, messages), messages=messages, undo_token=recorder.token
+        **_counts(account, label, add, created, messages),
+        messages=messages,
+        undo_token=recorder.token,
+        changes=[want.entry() for want in applied.wants],
     )
     if since is not None:
         change.window = scan_window(session, account, since).state()
@@ -335,34 +341,14 @@ def _label_threads(
             }
         )
     recorder = undo.Recorder(runtime, account, "mg_label_thread" if add else "mg_unlabel_thread", session)
-
-    def record(todo: list[int]) -> None:
-        carrying = {other: [uid for uid in uids if carries(before[uid].labels or (), other)] for other in others}
-        groups = [undo.Group("label", label, add, undo.msgids(before, todo))]
-        groups += [undo.Group("label", other, False, undo.msgids(before, had)) for other, had in carrying.items()]
-        recorder.plan(groups)
-
-    # The new classification goes on first, the old ones come off after: an interruption leaves a
-    # thread double-classified, never unclassified.
-    applied = (
-        apply_label(session, {uid: before[uid] for uid in uids}, ids, label, add=add, record=record) if uids else None
-    )
-    after = applied.after if applied else {}
+    # The new classification goes on first, the old ones come off after, and only where the new one
+    # was read back: an interruption or a message Gmail would not change keeps a classification.
+    mine = {uid: before[uid] for uid in uids}
+    applied = apply_label(session, mine, ids, label, add=add, recorder=recorder, replaced=others)
+    after = applied.after
     steps.step(f'label "{label}" {"set on" if add else "taken off"} {len(uids)} messages and read back')
     if add and uids:
-        if others:
-            session.change_labels(uids, others, add=False)  # a label a message lacks is no change
-            after = session.fetch(uids, ["X-GM-LABELS"])
         steps.step(f"other classifications taken off: {', '.join(others) or 'none there'}")
-    if applied is not None:
-        failed_uids = {uid for uid, o in applied.outcomes.items() if o.outcome == "failed"}
-        for group in recorder.groups:
-            group.failed = {
-                msgid
-                for msgid, uid in group.messages.items()
-                if (uid in failed_uids if group.name == label else _has(after.get(uid), group.name) is not False)
-            }
-        undo.settle(runtime, recorder.token, recorder.groups)
     outcomes: list[ThreadOutcome] = []
     messages: list[LabelOutcome] = []
     for thread in threads:
@@ -381,7 +367,6 @@ def _label_threads(
                 )
             )
             continue
-        assert applied is not None
         results = [applied.outcomes[uid] for uid in own]
         messages.extend(results)
         failed = sum(1 for m in results if m.outcome not in _SUCCEEDED)
@@ -414,6 +399,7 @@ def _label_threads(
             replaced=first.replaced if single else [],
             threads=outcomes,
             undo_token=recorder.token,
+            changes=[want.entry() for want in applied.wants],
         )
     )
     return fit_outcomes(change, "threads")
@@ -479,19 +465,11 @@ def _set_flags(
     add = [policy.imap_flag(n) for n, on in wanted.items() if on and not carries(flags_before, policy.imap_flag(n))]
     remove = [policy.imap_flag(n) for n, on in wanted.items() if not on and carries(flags_before, policy.imap_flag(n))]
     recorder = undo.Recorder(runtime, account, "mg_set_flags", session)
-    mine = undo.msgids({uid: before}, [uid])
-    recorder.plan(
-        [undo.Group("flag", flag, True, dict(mine)) for flag in add]
-        + [undo.Group("flag", flag, False, dict(mine)) for flag in remove]
-    )
-    accepted = session.change_flags([uid], add, add=True) and session.change_flags([uid], remove, add=False)
-    after = session.fetch([uid], ["FLAGS"]).get(uid)
+    wants = [writes.Want("flag", policy.imap_flag(n), on, [uid]) for n, on in wanted.items()]
+    after = writes.apply(session, {uid: before}, wants, recorder=recorder).get(uid)
+    accepted = not any(want.refused for want in wants)
     flags_after = list(after.flags or ()) if after else []
     missed = [n for n, on in wanted.items() if carries(flags_after, policy.imap_flag(n)) is not on]
-    for group in recorder.groups:
-        if carries(flags_after, group.name) is not group.on:
-            group.failed = set(group.messages)
-    undo.settle(runtime, recorder.token, recorder.groups)
     if missed:
         what = "refused the flag change" if not accepted else "accepted the flag change but did not apply it"
         from ...errors import MailError
@@ -512,6 +490,7 @@ def _set_flags(
         changed=changed,
         already_set=sorted(n for n in wanted if n not in changed),
         undo_token=recorder.token,
+        changes=[want.entry() for want in wants],
     )
 
 
