@@ -159,7 +159,7 @@ def check_on(text: str, kind: str, zone: UserZone, now: datetime) -> Reminder:
     if reminder.day > today + MAX_AHEAD:
         raise MailError(
             "invalid_input",
-            f"on is {reminder.shown}, more than two years ahead. Give a date before "
+            f"on is {reminder.shown}, more than two years ahead. Give a date on or before "
             f"{(today + MAX_AHEAD).isoformat()}. Nothing was changed.",
         )
     return reminder
