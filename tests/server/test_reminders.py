@@ -70,6 +70,11 @@ async def test_set_move_undo_and_clear(emulator: GmailEmulator, call: Call, make
     assert moved["reminder"]["label"] == f"{PARENT}/2026-12-10 09.30 znovu"
     assert moved["removed"] == [f"{PARENT}/2026-12-07 odpověď"]
     assert all(found - {f"{PARENT}/moje"} == {f"{PARENT}/2026-12-10 09.30 znovu"} for found in labels_on(emulator))
+    # What it reports is what the mailbox shows: per label, the messages that got it or lost it.
+    assert [(c["name"], c["action"], c["changed"], c["failed"]) for c in moved["changes"]] == [
+        (f"{PARENT}/2026-12-10 09.30 znovu", "added", 3, 0),
+        (f"{PARENT}/2026-12-07 odpověď", "removed", 3, 0),
+    ]
     undone = await ok(call, runtime, "mg_undo", account="o", undo_token=moved["undo_token"])
     assert undone["restored"] == 6  # three messages: one label off, one back on
     assert all(found - {f"{PARENT}/moje"} == {f"{PARENT}/2026-12-07 odpověď"} for found in labels_on(emulator))
