@@ -148,6 +148,17 @@ def _change_json(change: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in sorted(change.items()) if v is not None}
 
 
+def _result(account: Account, query: str, state: dict[int, Fetched], **outcome: Any) -> SweepResult:
+    """A sweep's result: the mailbox, the query and what it covers, with what this preview or apply found."""
+    return SweepResult(
+        account=account.name,
+        query=query,
+        matched_messages=len(state),
+        matched_threads=len({item.thread_id for item in state.values()}),
+        **outcome,
+    )
+
+
 # ------------------------------------------------------------------ preview
 
 
@@ -176,12 +187,11 @@ def _preview(
         },
         WHAT,
     )
-    return SweepResult(
-        account=account.name,
-        query=query,
+    return _result(
+        account,
+        query,
+        state,
         applied=False,
-        matched_messages=len(state),
-        matched_threads=len({item.thread_id for item in state.values()}),
         would_change=len(state) - already,
         already=already,
         sample=sample,
@@ -318,12 +328,11 @@ def _apply_claimed(
                 how_to_get_the_rest="Preview and apply the same sweep again: it changes only what is still to do.",
             )
         )
-    return SweepResult(
-        account=account.name,
-        query=query,
+    return _result(
+        account,
+        query,
+        state,
         applied=True,
-        matched_messages=len(state),
-        matched_threads=len({item.thread_id for item in state.values()}),
         would_change=len(todo),
         already=len(still) - len(todo),
         sample=[],
