@@ -97,6 +97,11 @@ def test_tour_in_czech() -> None:
             "Doručeno „Objednávka dřeva na chatu“",
             "» nová pošta: osobni 1. Projdi ji průchodem (mg_next_pass); hlídač běží dál",
             "Hlídač zastaven (SIGTERM",
+            "8) Pozvánka na schůzku – mg_get_message",
+            "„Plánování letní akce“",
+            "14:00–15:00 (Europe/Prague), Knihovna",
+            "Pořadatelka Lucie Dvořáková; odpověď této schránky: NEEDS-ACTION",
+            "jen na pokyn uživatele",
             "claude mcp add multigmail-demo -- uv run --project",
             "mcp-multi-gmail --demo",
             "README.md",
@@ -129,6 +134,10 @@ def test_tour_in_english() -> None:
             "7) New mail in the conversation – the --follow watcher",
             "» nová pošta: osobni 1.",
             "Watcher stopped (SIGTERM",
+            "8) A meeting invitation – mg_get_message",
+            "“Planning the summer event”",
+            "14:00–15:00 (Europe/Prague), Knihovna",
+            "Organizer Lucie Dvořáková; this mailbox's answer: NEEDS-ACTION",
             "claude mcp add multigmail-demo -- uv run --project",
             "README",
         ],
@@ -169,7 +178,7 @@ async def test_demo_server_with_sdk_client() -> None:
     # (the SDK client closes stdin on exit; the EOF cleanup is checked by the raw test below)
     async with Client(params) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
-        assert len(tools) == 21 and {"mg_next_pass", "mg_label_message", "mg_search_threads"} <= tools
+        assert len(tools) == 22 and {"mg_next_pass", "mg_label_message", "mg_search_threads"} <= tools
         result = await client.call_tool("mg_next_pass", {"account": "osobni", "since": days_ago(5)})
         assert result.is_error is False and result.structured_content is not None
         threads = result.structured_content["threads"]

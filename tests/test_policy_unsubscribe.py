@@ -5,6 +5,7 @@ Every refusal is checked for its code and its reason, at the boundary of each ru
 from __future__ import annotations
 
 from dataclasses import replace
+from ipaddress import ip_address
 
 import pytest
 
@@ -12,11 +13,13 @@ from mcp_multi_gmail import policy
 from mcp_multi_gmail.errors import MailError
 from mcp_multi_gmail.gmail.parse.dkim import Signature
 from mcp_multi_gmail.gmail.parse.listheaders import ListFacts, ListId
+from mcp_multi_gmail.gmail.web import OneClickTarget
 
 BOTH = Signature("news.example", "s1", ("from", "subject", "list-unsubscribe", "list-unsubscribe-post"), "AbCd")
 ONLY_LIST_UNSUBSCRIBE = Signature("news.example", "s1", ("from", "list-unsubscribe"), "AbCd")
 ONLY_POST = Signature("esp.example", "e1", ("list-unsubscribe-post",), "QqQq")
 HTTPS = "https://news.example/u/1?t=abc"
+NOT_URL_CHARS = "the URL holds characters a URL cannot (RFC 3986): a space, a control, a backslash or non-ASCII text"
 MAILTO = "mailto:leave@news.example?subject=stop%20it&body=unsubscribe%20me"
 
 GOOD = ListFacts(
@@ -55,12 +58,12 @@ def test_can_unsubscribe_off_refuses_and_on_allows() -> None:
 
 def test_one_click_allowed_when_every_rule_holds() -> None:
     assert policy.why_not_one_click(GOOD) is None
-    assert policy.check_one_click("o", GOOD) == HTTPS
+    assert policy.check_one_click("o", GOOD) == OneClickTarget("news.example", "/u/1?t=abc")
 
 
 def test_the_first_https_uri_is_the_one_used() -> None:
     later = replace(GOOD, uris=(MAILTO, "http://news.example/x", HTTPS, "https://other.example/u"))
-    assert policy.check_one_click("o", later) == HTTPS
+    assert policy.check_one_click("o", later).shown == "https://news.example/u/1"
 
 
 @pytest.mark.parametrize(
@@ -79,9 +82,23 @@ def test_the_first_https_uri_is_the_one_used() -> None:
         ({"uris": ("https://@news.example/u",)}, "the URL carries a user name or password"),
         ({"uris": ("https:///u",)}, "the URL names no host"),
         ({"uris": ("https://news.example:99999/u",)}, "the URL cannot be read"),
+        (
+            {"uris": ("https://news.example/\u00fcnsubscribe",)},
+            NOT_URL_CHARS,
+        ),
+        (
+            {"uris": ("https://10.0.0.1/u",)},
+            "the URL's host is the address 10.0.0.1, private-use (10.0.0.0/8, RFC 1918)",
+        ),
         ({"uris": ("https://[::1/u",)}, "the URL cannot be read"),
-        ({"uris": ("https://news.example/u\u00a0x",)}, "the URL holds spaces or control characters"),
-        ({"uris": ("https://news.example/u\x7f",)}, "the URL holds spaces or control characters"),
+        (
+            {"uris": ("https://news.example/u\u00a0x",)},
+            NOT_URL_CHARS,
+        ),
+        (
+            {"uris": ("https://news.example/u\x7f",)},
+            NOT_URL_CHARS,
+        ),
         ({"gmail_verdict": False, "dkim_results": (), "matched": ()}, "no DKIM verdict of Gmail's own (mx.google.com)"),
         ({"dkim_results": ("fail",), "matched": ()}, "DKIM did not pass (dkim=fail)"),
         ({"dkim_results": ("neutral", "fail"), "matched": ()}, "DKIM did not pass (dkim=neutral)"),
@@ -107,13 +124,98 @@ def test_one_click_refusals(change: dict[str, object], reason: str) -> None:
 
 
 def test_one_click_port_443_and_passes_with_fail_beside_it() -> None:
-    assert (
-        policy.check_one_click("o", replace(GOOD, uris=("https://news.example:443/u",))) == "https://news.example:443/u"
+    assert policy.check_one_click("o", replace(GOOD, uris=("https://news.example:443/u",))).shown == (
+        "https://news.example/u"
     )
     # Gmail failed another signature; the passing one that covers both fields is enough.
     assert policy.why_not_one_click(replace(GOOD, dkim_results=("fail", "pass"))) is None
     twice = Signature("news.example", "s1", ("list-unsubscribe", "list-unsubscribe-post", "list-unsubscribe-post"), "A")
     assert policy.why_not_one_click(replace(GOOD, post_fields=2, matched=(twice,))) is None
+
+
+# --------------------------------------------------------------------------- the one rule for a URL
+
+A = ip_address  # the literal a target carries
+
+URL_FORMS: list[tuple[str, OneClickTarget | str]] = [
+    ("https://news.example/u?id=1&list=a", OneClickTarget("news.example", "/u?id=1&list=a")),
+    ("https://news.example", OneClickTarget("news.example", "/")),
+    ("https://news.example?x=1", OneClickTarget("news.example", "/?x=1")),
+    ("https://news.example/u?", OneClickTarget("news.example", "/u")),
+    ("https://NEWS.Example/u", OneClickTarget("news.example", "/u")),
+    ("HTTPS://news.example/u", OneClickTarget("news.example", "/u")),
+    ("https://news.example:443/u", OneClickTarget("news.example", "/u")),
+    ("https://news.example/u#fragment", OneClickTarget("news.example", "/u")),
+    ("https://news.example/a%20b?x=%C3%BC", OneClickTarget("news.example", "/a%20b?x=%C3%BC")),
+    ("https://xn--bcher-kva.example/u", OneClickTarget("xn--bcher-kva.example", "/u")),
+    ("https://_dmarc.news.example/u", OneClickTarget("_dmarc.news.example", "/u")),
+    ("https://93.184.216.34/u", OneClickTarget("93.184.216.34", "/u", A("93.184.216.34"))),
+    ("https://[2606:4700::1111]/u", OneClickTarget("2606:4700::1111", "/u", A("2606:4700::1111"))),
+    ("https://news.example/" + "a" * 7979, OneClickTarget("news.example", "/" + "a" * 7979)),
+    ("https://news.example/" + "a" * 7980, "the URL is 8001 characters long, over 8000"),
+    (
+        "https://news.example/\u00fcnsubscribe",
+        NOT_URL_CHARS,
+    ),
+    (
+        "https://news.example/u?name=J\u00fcrgen",
+        NOT_URL_CHARS,
+    ),
+    (
+        "https://b\u00fccher.example/u",
+        NOT_URL_CHARS,
+    ),
+    (
+        "https://news.example/a b",
+        NOT_URL_CHARS,
+    ),
+    (
+        "https://news.example/a|b",
+        NOT_URL_CHARS,
+    ),
+    (
+        "https://news.example\\@evil.example/u",
+        NOT_URL_CHARS,
+    ),
+    (
+        "https://news.example/\r\nX: 1",
+        NOT_URL_CHARS,
+    ),
+    ("http://news.example/u", "the URL's scheme is http, not https"),
+    ("//news.example/u", "the URL's scheme is missing, not https"),
+    ("https://user@news.example/u", "the URL carries a user name or password"),
+    ("https://user:pw@news.example/u", "the URL carries a user name or password"),
+    ("https://news.example:8443/u", "the URL names port 8443, not 443"),
+    ("https://news.example:0/u", "the URL names port 0, not 443"),
+    ("https://news.example:/u", OneClickTarget("news.example", "/u")),
+    ("https://news.example:99999/u", "the URL cannot be read"),
+    ("https://[::1/u", "the URL cannot be read"),
+    ("https:///u", "the URL names no host"),
+    ("https://news.example./u", "the URL's host news.example. is not a host name or an IP address"),
+    ("https://-news.example/u", "the URL's host -news.example is not a host name or an IP address"),
+    ("https://127.1/u", "the URL's host 127.1 is not a host name or an IP address"),
+    ("https://2130706433/u", "the URL's host 2130706433 is not a host name or an IP address"),
+    ("https://[v1.news]/u", "the URL's host v1.news is not a host name or an IP address"),
+    ("https://n%65ws.example/u", "the URL's host n%65ws.example is not a host name or an IP address"),
+    ("https://127.0.0.1/u", "the URL's host is the address 127.0.0.1, loopback (127.0.0.0/8, RFC 1122)"),
+    ("https://169.254.169.254/x", "the URL's host is the address 169.254.169.254, link-local"),
+    ("https://[::1]/u", "the URL's host is the address ::1, loopback (::1/128, RFC 4291)"),
+    ("https://[::ffff:8.8.8.8]/u", "the URL's host is the address ::ffff:808:808, IPv4-mapped"),
+    ("https://[fe80::1]/u", "the URL's host is the address fe80::1, link-local"),
+]
+
+
+@pytest.mark.parametrize(("url", "decided"), URL_FORMS, ids=[u[:50] for u, _ in URL_FORMS])
+def test_the_one_rule_for_a_url(url: str, decided: OneClickTarget | str) -> None:
+    found = policy.one_click_target(url)
+    if isinstance(decided, str):
+        assert isinstance(found, str) and found.startswith(decided), found
+    else:
+        assert found == decided
+    # The overview and the call decide with it alike.
+    facts = replace(GOOD, uris=(url,) if url.lower().startswith("https:") else ())
+    if facts.uris:
+        assert policy.why_not_one_click(facts) == (found if isinstance(found, str) else None)
 
 
 # --------------------------------------------------------------------------- mailto

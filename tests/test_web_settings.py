@@ -17,7 +17,14 @@ from mcp import Client
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.errors import MailError
 from mcp_multi_gmail.gmail.endpoint import ENDPOINT_ENV, EndpointError
-from mcp_multi_gmail.gmail.web import PRODUCTION, WEB_CA_FILE_ENV, WEB_RESOLVE_ENV, post_one_click, web_settings
+from mcp_multi_gmail.gmail.web import (
+    PRODUCTION,
+    WEB_CA_FILE_ENV,
+    WEB_RESOLVE_ENV,
+    OneClickTarget,
+    post_one_click,
+    web_settings,
+)
 from mcp_multi_gmail.runtime import check_start
 from mcp_multi_gmail.server.build import build_server
 from support import gmail_env, load_runtime
@@ -61,18 +68,22 @@ async def test_a_production_process_is_never_pointed_at_loopback_by_the_environm
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     settings = web_settings(web_standin.environ())
     with pytest.raises(MailError) as refused:
-        await post_one_click("https://news.example/u", settings)
+        await post_one_click(OneClickTarget("news.example", "/u"), settings)
     assert refused.value.code == "unsubscribe_refused" and "resolves to 127.0.0.1, loopback" in refused.value.message
     assert lookups == ["news.example"] and web_standin.connections == []
 
 
 def test_beside_the_test_endpoint_both_are_honoured(web_standin: WebStandIn) -> None:
-    settings = web_settings({**TEST_ENDPOINT, **web_standin.environ(extra=("v6.example=[::1]:8443",))})
+    # An IP literal a URL may name stands for itself too, in its canonical form.
+    extra = ("v6.example=[::1]:8443", "93.184.216.34=127.0.0.1:443", "[2606:4700:0::1111]=127.0.0.1:443")
+    settings = web_settings({**TEST_ENDPOINT, **web_standin.environ(extra=extra)})
     assert settings.test_mode is True and settings.ca_file == web_standin.ca_file
     assert dict(settings.resolve) == {
         "news.example": ("127.0.0.1", web_standin.port),
         "lists.example": ("127.0.0.1", web_standin.port),
         "v6.example": ("::1", 8443),
+        "93.184.216.34": ("127.0.0.1", 443),
+        "2606:4700::1111": ("127.0.0.1", 443),
     }
     # Test mode with no map at all: nothing resolves.
     assert web_settings(TEST_ENDPOINT).test_mode is True and dict(web_settings(TEST_ENDPOINT).resolve) == {}
@@ -86,7 +97,8 @@ def test_beside_the_test_endpoint_both_are_honoured(web_standin: WebStandIn) -> 
         ("news.example=localhost:443", "localhost není IP adresa"),
         ("news.example=127.0.0.1:0", "port 0 je mimo 1–65535"),
         ("news.example=127.0.0.1:70000", "port 70000 je mimo 1–65535"),
-        ("bad_-.=127.0.0.1:443", "není jméno serveru"),
+        ("bad_-.=127.0.0.1:443", "není jméno serveru ani IP adresa"),
+        ("127.1=127.0.0.1:443", "127.1 není jméno serveru ani IP adresa"),
         ("a.example=127.0.0.1:1, A.example=127.0.0.1:2", "a.example je v seznamu dvakrát"),
     ],
 )

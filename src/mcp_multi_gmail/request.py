@@ -16,6 +16,15 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class CalendarPart:
+    """An iTIP message carried beside the text (RFC 6047): `text/calendar; method=...`."""
+
+    method: str  # REPLY
+    text: str  # the VCALENDAR, CRLF lines
+    key: str  # what makes it this answer (UID, SEQUENCE, occurrence, attendee, answer, comment), not its DTSTAMP
+
+
+@dataclass(frozen=True)
 class Request:
     """The arguments of mg_save_draft / mg_send_message."""
 
@@ -33,6 +42,8 @@ class Request:
     attachments: list[str]  # paths as given
     # text/plain alone, no HTML alternative: a mailto opt-out, whose body a list server reads as commands.
     text_only: bool = False
+    # An invitation's answer (mg_respond_invitation): multipart/mixed of the text and this part.
+    calendar: CalendarPart | None = None
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ OSOBNI = {"name": "osobni", "address": "osobni@example.cz", "password": PASSWORD
 # 1.5.0's key: the report names it and says what replaced it.
 BROKEN = {**OSOBNI, "label_prefix": "asistent"}
 CONFIRM = {"anthropic/requiresUserInteraction": True}
-SENDING = ("mg_send_message", "mg_unsubscribe")
+SENDING = ("mg_send_message", "mg_unsubscribe", "mg_respond_invitation")
 
 
 def server_env(emulator: GmailEmulator, state_dir: Path) -> dict[str, str]:
@@ -127,7 +127,7 @@ def test_broken_configuration_is_repaired_without_a_restart(
     assert PASSWORD not in instructions
 
     # the tools are listed as usual; every mail tool refuses with the report, not retryable
-    assert len(session.tools()) == 21
+    assert len(session.tools()) == 22
     for tool, arguments in (
         ("mg_next_pass", {"account": "osobni", "since": "2026-01-01"}),
         ("mg_list_accounts", {}),

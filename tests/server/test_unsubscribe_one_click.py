@@ -15,7 +15,7 @@ import pytest
 from toolcalls import Call, error, ok
 
 from gmail_emulator import GmailEmulator
-from mcp_multi_gmail.mail.subscriptions.unsubscribed import LEFT_FILE
+from mcp_multi_gmail.mail.subscriptions.unsubscribed import LEFT_FILE, LeftLists
 from mcp_multi_gmail.runtime import Runtime
 from support import gmail_env, load_runtime
 from support.newsletters import Newsletter, deliver
@@ -165,7 +165,8 @@ async def test_refused_before_any_connection(
         assert refused["code"] == "unsubscribe_refused" and reason in refused["message"], refused
         assert "Nothing was contacted" in refused["message"]
     assert standin.connections == []  # no request made, not even a connection
-    assert not (tmp_path / "state" / LEFT_FILE).exists()  # and nothing remembered
+    # Nothing remembered: the call's claim on the list was taken back.
+    assert LeftLists(tmp_path / "state").of_account("o") == []
 
 
 async def test_can_unsubscribe_off_refuses_before_anything(

@@ -80,7 +80,7 @@ async function fails(tool, args, code, words = []) {
 await client.connect(transport);
 try {
   const tools = (await client.listTools()).tools;
-  assert.equal(tools.length, 21);
+  assert.equal(tools.length, 22);
   for (const tool of tools) assert.ok(tool.outputSchema, `${tool.name} declares an output schema`);
 
   // ---------------------------------------------------------------- every tool, successfully

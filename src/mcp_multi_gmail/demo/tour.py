@@ -57,6 +57,40 @@ def _short(text: str | None, width: int = SUBJECT_WIDTH) -> str:
     return value if len(value) <= width else value[: width - 1] + "…"
 
 
+def invitation_bytes(now: datetime, message_id: str, subject: str, summary: str) -> bytes:
+    """An Apple-shaped invitation to the personal mailbox, in four days at 14:00 Prague time."""
+    day = (now + timedelta(days=4)).strftime("%Y%m%d")
+    calendar = "\r\n".join(
+        [
+            "BEGIN:VCALENDAR",
+            "METHOD:REQUEST",
+            "PRODID:-//Apple Inc.//Mac OS X 14.5//EN",
+            "VERSION:2.0",
+            "BEGIN:VEVENT",
+            f"UID:{message_id}",
+            "SEQUENCE:0",
+            f"DTSTAMP:{now.strftime('%Y%m%dT%H%M%SZ')}",
+            f"DTSTART;TZID=Europe/Prague:{day}T140000",
+            f"DTEND;TZID=Europe/Prague:{day}T150000",
+            f"SUMMARY:{summary}",
+            "LOCATION:Knihovna",
+            'ORGANIZER;CN="Lucie Dvořáková":mailto:lucie.dvorakova@example.org',
+            "ATTENDEE;CN=Jana Nováková;PARTSTAT=NEEDS-ACTION;RSVP=TRUE:mailto:jana.novakova@example.cz",
+            "END:VEVENT",
+            "END:VCALENDAR",
+            "",
+        ]
+    )
+    message = EmailMessage()
+    message["From"] = "Lucie Dvořáková <lucie.dvorakova@example.org>"
+    message["To"] = FOLLOW_ADDRESS
+    message["Subject"] = subject
+    message["Message-ID"] = f"<{message_id}>"
+    message.set_content(summary)
+    message.add_alternative(calendar, subtype="calendar", params={"method": "REQUEST"})
+    return message.as_bytes()
+
+
 def _who(address: Mapping[str, Any] | None) -> str:
     if not address:
         return "?"
@@ -140,6 +174,7 @@ class Tour:
         await self.search_all(client)
         if setup is not None:
             await self.new_mail(setup, since)
+            await self.invitation(client, setup)
 
     async def accounts(self, client: Client) -> None:
         self.heading(1, self.t("step1"))
@@ -322,6 +357,33 @@ class Tour:
         self.line(f"» {followed.line}", indent=5)
         self.line(self.t("follow_note"), indent=3)
         self.line(self.t("follow_stopped", seconds=self.seconds(followed.stop_seconds)), indent=3)
+
+    async def invitation(self, client: Client, setup: DemoSetup) -> None:
+        import anyio
+
+        self.heading(8, self.t("step8"))
+        message_id = f"{uuid.uuid4().hex}@example.org"
+        raw = invitation_bytes(self.now, message_id, self.t("invite_subject"), self.t("invite_summary"))
+        await anyio.to_thread.run_sync(lambda: setup.emulator.deliver(FOLLOW_ADDRESS, raw, trace=True))
+        data = await self.call(client, "mg_get_message", {"account": "osobni", "message_id": message_id})
+        invitation = data.get("invitation") or {}
+        self.expect(bool(invitation.get("start")), "mg_get_message: no invitation")
+        start, end = invitation["start"]["value"], invitation["end"]["value"]
+        self.line(
+            self.t(
+                "invite_what",
+                summary=invitation["summary"],
+                day=start[:10],
+                start=start[11:16],
+                end=end[11:16],
+                zone=invitation["start"]["iana"],
+                location=invitation["location"],
+            ),
+            indent=3,
+        )
+        own = invitation.get("own_answer") or {}
+        self.line(self.t("invite_who", organizer=_who(invitation["organizer"]), answer=own.get("answer")), indent=3)
+        self.line(self.t("invite_note"), indent=3)
 
     def seconds(self, value: float, digits: int = 1) -> str:
         return f"{value:.{digits}f}".replace(".", "," if self.lang == "cs" else ".")

@@ -63,6 +63,14 @@ TEXT: dict[Lang, dict[str, str]] = {
             "zjistí asistent průchodem (mg_next_pass) a hlídač mezitím hlídá dál."
         ),
         "follow_stopped": "Hlídač zastaven (SIGTERM, jako když Claude Code končí) za {seconds} s.",
+        "step8": "8) Pozvánka na schůzku – mg_get_message",
+        "invite_subject": "Pozvánka: Plánování letní akce",
+        "invite_summary": "Plánování letní akce",
+        "invite_what": "„{summary}“, {day} {start}–{end} ({zone}), {location}",
+        "invite_who": "Pořadatelka {organizer}; odpověď této schránky: {answer}",
+        "invite_note": (
+            "Odpověď (mg_respond_invitation) pošle asistent pořadatelce jen na pokyn uživatele;\ntady neodpovídá."
+        ),
         "done": "Hotovo, prohlídka trvala {seconds} s.",
         "claude": "Vyzkoušejte server v Claude Code (ukázkové schránky, bez Googlu):",
         "readme": (
@@ -138,6 +146,14 @@ TEXT: dict[Lang, dict[str, str]] = {
             "the assistant learns with a pass (mg_next_pass), while the watcher goes on watching."
         ),
         "follow_stopped": "Watcher stopped (SIGTERM, as when Claude Code ends) in {seconds} s.",
+        "step8": "8) A meeting invitation – mg_get_message",
+        "invite_subject": "Invitation: Planning the summer event",
+        "invite_summary": "Planning the summer event",
+        "invite_what": "“{summary}”, {day} {start}–{end} ({zone}), {location}",
+        "invite_who": "Organizer {organizer}; this mailbox's answer: {answer}",
+        "invite_note": (
+            "The assistant answers (mg_respond_invitation) only when the user says so;\nthe tour does not answer."
+        ),
         "done": "Done, the tour took {seconds} s.",
         "claude": "Try the server in Claude Code (sample mailboxes, no Google):",
         "readme": (

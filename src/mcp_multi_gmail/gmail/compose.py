@@ -412,6 +412,20 @@ def _attachment_part(filename: str, content: bytes, mime: str) -> EmailMessage:
     return part
 
 
+def _parts(prepared: Prepared) -> list[EmailMessage]:
+    """The parts beside the text: an iTIP calendar first (RFC 6047 §2.4, in multipart/mixed and never
+    inside an alternative, where Outlook organizers miss a REPLY), then the attachments."""
+    calendar = prepared.request.calendar
+    parts = [_calendar_part(calendar.method, calendar.text)] if calendar is not None else []
+    return parts + [_attachment_part(name, content, mime) for name, content, mime in prepared.files]
+
+
+def _calendar_part(method: str, text: str) -> EmailMessage:
+    part = EmailMessage(policy=_POLICY)
+    part.set_content(text, subtype="calendar", charset="utf-8", cte="quoted-printable", params={"method": method})
+    return part
+
+
 def _bodies(draft: Draft, quote_locale: QuoteLocale) -> tuple[str, str, bool]:
     """The text and HTML bodies with signature and quote, and whether a quote was added."""
     request = draft.prepared.request
@@ -461,7 +475,7 @@ def compose(draft: Draft, *, message_id: str, date: datetime, quote_locale: Quot
     bcc = _address_list("Bcc", request.bcc)
     in_reply_to = _reply_header(prepared.in_reply_to)
     references = _references(request.references, in_reply_to)
-    parts = [_attachment_part(name, content, mime) for name, content, mime in prepared.files]
+    parts = _parts(prepared)
 
     plain, html, quoted = _bodies(draft, quote_locale)
     when = date if date.tzinfo is not None else date.replace(tzinfo=UTC)
@@ -551,6 +565,8 @@ def content_message_id(prepared: Prepared, *, account: str, day: date) -> str:
         "in_reply_to": reply or None,
         "day": day.isoformat(),
     }
+    if request.calendar is not None:  # only then: every other message keeps the id it always had
+        canonical["calendar"] = request.calendar.key
     encoded = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     digest = hashlib.sha256(encoded.encode("ascii")).hexdigest()[:32]
     return f"{digest}.mg@{host}"

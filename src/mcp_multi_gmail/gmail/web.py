@@ -5,16 +5,19 @@ endpoint of a mailbox signed in with Google).
 What goes out is fixed here and nowhere else: one POST of exactly `List-Unsubscribe=One-Click`
 (RFC 8058 §3.1), with no cookie, no authorization, no referrer and nothing else of the user's
 (§3.2). Before anything is sent:
-- the URL must be https on port 443, with a host and no user or password;
+- the URL was decided by policy.one_click_target (https on port 443, a host, no user or password,
+  only URL characters, an IP literal globally reachable): this module takes only what it built;
 - the host is resolved once, and every address it resolves to must be globally reachable
-  (gmail/special_addresses.py); one refused address refuses the request;
+  (gmail/special_addresses.py); one refused address refuses the request, as a fact of the network
+  at that moment (the overview, which resolves nothing, cannot know it);
 - the connection goes to the checked address itself, and TLS verifies the certificate for the
   host's name (SNI too), so a second lookup cannot hand out another address (DNS rebinding).
 A redirect is reported, never followed (RFC 8058 §3.1 forbids senders to answer one). Nothing of
 the answer is read past its status line, so nothing the endpoint wrote reaches a result. One
 deadline (10 s) covers the lookup, the connection, TLS, the request and the status line.
 
-Tests cannot reach a public address, so `MG_WEB_RESOLVE` (host=ip:port, comma-separated) and
+Tests cannot reach a public address, so `MG_WEB_RESOLVE` (host=ip:port, comma-separated; the host
+a name or an IP literal a URL may name) and
 `MG_WEB_CA_FILE` point the request at a local stand-in; both count only beside
 `MG_GMAIL_ENDPOINT` (gmail/endpoint.py), and then no other host resolves at all.
 """
@@ -38,7 +41,6 @@ from ipaddress import IPv4Address, IPv4Network, ip_address
 from pathlib import Path
 from types import MappingProxyType
 from typing import TypeVar
-from urllib.parse import urlsplit
 
 from .. import __version__, deadline
 from ..errors import MailError
@@ -65,8 +67,6 @@ _STANDIN_NETWORK = IPv4Network("127.0.0.0/8")
 
 logger = logging.getLogger("mcp_multi_gmail")
 
-# RFC 3986's characters only: no space, no control, no backslash (which some parsers read as '/'), no non-ASCII.
-_URL_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
 _LABEL = r"(?!-)[a-z0-9_-]{1,63}(?<!-)"
 _HOST_NAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
 _MAP_ENTRY = re.compile(r"([^=\s]+)=(\[[^\]]+\]|[^:\[\]\s]+):(\d{1,5})")
@@ -117,8 +117,8 @@ def _parse_map(raw: str) -> dict[str, tuple[str, int]]:
         problem = None
         if match is None:
             problem = "nemá tvar host=ip:port"
-        elif not _is_host_name(host):
-            problem = f"{host} není jméno serveru"
+        elif not is_host_name(host) and literal_address(host) is None:
+            problem = f"{host} není jméno serveru ani IP adresa"
         elif not _is_ip(address):
             problem = f"{address} není IP adresa"
         elif not 1 <= port <= 65535:
@@ -130,7 +130,7 @@ def _parse_map(raw: str) -> dict[str, tuple[str, int]]:
                 f"{WEB_RESOLVE_ENV} má tvar host=ip:port, více položek oddělených čárkou (například "
                 f"news.example=127.0.0.1:8443); položka „{entry}“: {problem}."
             )
-        found[host] = (str(ip_address(address)), port)
+        found[_map_key(host)] = (str(ip_address(address)), port)
     return found
 
 
@@ -142,7 +142,21 @@ def _is_ip(text: str) -> bool:
     return True
 
 
-def _is_host_name(host: str) -> bool:
+def literal_address(host: str) -> Address | None:
+    """The address a URL's host writes as an IP literal (IPv6 with or without its brackets), else None."""
+    try:
+        return ip_address(host.removeprefix("[").removesuffix("]"))
+    except ValueError:
+        return None
+
+
+def _map_key(host: str) -> str:
+    """A host as the test-mode map names it: a name lower-cased, an IP literal in its canonical form."""
+    literal = literal_address(host)
+    return str(literal) if literal is not None else host.lower()
+
+
+def is_host_name(host: str) -> bool:
     # A DNS name (RFC 1123 labels; '_' too, which some hosts carry); a last label of digits only is
     # not one, and would otherwise be read as a number form of an IPv4 address ("127.1", "2130706433").
     return (
@@ -157,12 +171,22 @@ def _is_host_name(host: str) -> bool:
 
 @dataclass(frozen=True)
 class OneClickTarget:
-    """A URL that passed the shape rules: the host (lowercase) and the request target (path and
-    query, as sent). `literal` is set when the host is an IP address written in the URL."""
+    """A URL that policy.one_click_target passed: the host (lowercase) and the request target (path
+    and query, as sent). `literal` is set when the host is an IP address written in the URL."""
 
     host: str
     request_target: str
     literal: Address | None = None
+
+    @property
+    def authority(self) -> str:
+        """The host as a URL and the Host field write it (an IPv6 literal in brackets)."""
+        return f"[{self.host}]" if self.literal is not None and self.literal.version == 6 else self.host
+
+    @property
+    def shown(self) -> str:
+        """Scheme, host and path, as results show what was contacted: never the query, which names the subscriber."""
+        return f"https://{self.authority}{self.request_target.partition('?')[0]}"
 
 
 @dataclass(frozen=True)
@@ -190,58 +214,27 @@ class WebRequestFailed(MailError):
         self.request_sent = request_sent
 
 
-def _refused(reason: str) -> MailError:
+def _refused_now(reason: str) -> MailError:
     return MailError(
-        "unsubscribe_refused", f"The one-click unsubscribe URL is refused: {reason}. Nothing was contacted."
+        "unsubscribe_refused",
+        f"The one-click unsubscribe URL passed every rule, but the request was refused when it was to be made: "
+        f"{reason}. This is what the network answered now (mg_list_subscriptions looks up no host, so it shows "
+        "one_click: true for this list). Nothing was contacted.",
     )
 
 
-def check_url(url: str) -> OneClickTarget:
-    """The URL's shape rules, before any lookup: https, port 443, a host, no user or password, only
-    URL characters. Raises MailError("unsubscribe_refused") with the reason."""
-    if len(url) > MAX_URL_LENGTH:
-        raise _refused(f"it is {len(url)} characters long, over {MAX_URL_LENGTH}")
-    if _URL_CHARS.fullmatch(url) is None:
-        raise _refused(
-            "it holds characters a URL cannot (RFC 3986): a space, a control character, a backslash or non-ASCII text"
-        )
-    parts = urlsplit(url)
-    if parts.scheme != "https":
-        raise _refused(f"its scheme is {parts.scheme or 'missing'}, and one-click goes only over https")
-    if "@" in parts.netloc:
-        raise _refused("it carries a user name or password before its host")
-    try:
-        port = parts.port
-    except ValueError:
-        raise _refused("its port is not a number from 1 to 65535") from None
-    if port is not None and port != HTTPS_PORT:
-        raise _refused(f"it names port {port}, and one-click goes only to port {HTTPS_PORT}")
-    host = (parts.hostname or "").lower()
-    if not host:
-        raise _refused("it has no host")
-    literal: Address | None = None
-    try:
-        literal = ip_address(host)
-    except ValueError:
-        if not _is_host_name(host):
-            raise _refused(f"its host {host} is not a host name or an IP address") from None
-    path = parts.path or "/"
-    if not path.startswith("/"):
-        raise _refused("its path does not start with /")
-    return OneClickTarget(host=host, request_target=path + (f"?{parts.query}" if parts.query else ""), literal=literal)
-
-
-async def plan_one_click(url: str, settings: WebSettings, *, timeout_s: float = ONE_CLICK_TIMEOUT_S) -> OneClickPlan:
+async def plan_one_click(
+    target: OneClickTarget, settings: WebSettings, *, timeout_s: float = ONE_CLICK_TIMEOUT_S
+) -> OneClickPlan:
     """Every check of `post_one_click`, the lookup included, and no connection (a dry run)."""
-    return await _plan(url, settings, time.monotonic() + timeout_s, timeout_s)
+    return await _plan(target, settings, time.monotonic() + timeout_s, timeout_s)
 
 
-async def _plan(url: str, settings: WebSettings, until: float, timeout_s: float) -> OneClickPlan:
-    target = check_url(url)
+async def _plan(target: OneClickTarget, settings: WebSettings, until: float, timeout_s: float) -> OneClickPlan:
     if settings.test_mode:
-        entry = settings.resolve.get(target.host)
+        entry = settings.resolve.get(_map_key(target.host))
         if entry is None:
-            raise _refused(
+            raise _refused_now(
                 f"its host {target.host} does not resolve (test mode: only the hosts in {WEB_RESOLVE_ENV} do)"
             )
         candidates: tuple[tuple[Address, int], ...] = ((ip_address(entry[0]), entry[1]),)
@@ -254,7 +247,7 @@ async def _plan(url: str, settings: WebSettings, until: float, timeout_s: float)
             continue  # the test's own stand-in, named in MG_WEB_RESOLVE
         why = refusal(address)
         if why is not None:
-            raise _refused(f"its host {target.host} resolves to {address}, {why}")
+            raise _refused_now(f"its host {target.host} resolves to {address}, {why}")
     return OneClickPlan(target=target, addresses=candidates)
 
 
@@ -274,7 +267,7 @@ async def _look_up(host: str, until: float, timeout_s: float) -> tuple[tuple[Add
         ) from None
     except socket.gaierror as error:
         if error.errno in _NO_SUCH_NAME:
-            raise _refused(f"its host {host} does not resolve") from None
+            raise _refused_now(f"its host {host} does not resolve") from None
         raise WebRequestFailed(
             f"The lookup of {host} failed ({error.strerror or 'no reason given'}). Nothing was sent.",
             request_sent=False,
@@ -289,7 +282,7 @@ async def _look_up(host: str, until: float, timeout_s: float) -> tuple[tuple[Add
         if (address, HTTPS_PORT) not in addresses:
             addresses.append((address, HTTPS_PORT))
     if not addresses:
-        raise _refused(f"its host {host} resolves to no address")
+        raise _refused_now(f"its host {host} resolves to no address")
     return tuple(addresses)
 
 
@@ -304,10 +297,9 @@ _NO_SUCH_NAME = {
 def request_bytes(target: OneClickTarget) -> bytes:
     """The whole request, as it goes out: nothing here comes from the user, the mailbox or the message
     except the URL's host, path and query."""
-    host = f"[{target.host}]" if target.literal is not None and target.literal.version == 6 else target.host
     head = (
         f"POST {target.request_target} HTTP/1.1\r\n"
-        f"Host: {host}\r\n"
+        f"Host: {target.authority}\r\n"
         f"User-Agent: {USER_AGENT}\r\n"
         "Content-Type: application/x-www-form-urlencoded\r\n"
         f"Content-Length: {len(ONE_CLICK_BODY)}\r\n"
@@ -317,14 +309,16 @@ def request_bytes(target: OneClickTarget) -> bytes:
     return head.encode("ascii") + ONE_CLICK_BODY
 
 
-async def post_one_click(url: str, settings: WebSettings, *, timeout_s: float = ONE_CLICK_TIMEOUT_S) -> OneClickAnswer:
-    """Send the one-click unsubscribe POST to `url` and return the answer's status line.
+async def post_one_click(
+    target: OneClickTarget, settings: WebSettings, *, timeout_s: float = ONE_CLICK_TIMEOUT_S
+) -> OneClickAnswer:
+    """Send the one-click unsubscribe POST to `target` and return the answer's status line.
 
-    MailError("unsubscribe_refused") for everything refused before any connection (the URL's shape,
-    a host that does not resolve, an address not globally reachable); WebRequestFailed
-    ("upstream_error") for what fails after (connection, TLS, deadline, a broken answer)."""
+    MailError("unsubscribe_refused") for what the lookup refuses before any connection (a host that
+    does not resolve, an address not globally reachable); WebRequestFailed ("upstream_error") for
+    what fails after (connection, TLS, deadline, a broken answer)."""
     until = time.monotonic() + timeout_s
-    plan = await _plan(url, settings, until, timeout_s)
+    plan = await _plan(target, settings, until, timeout_s)
     exchange = _Exchange(plan.target.host, request_bytes(plan.target), settings.ca_file, until, timeout_s)
     deadline.note(f"sending the one-click unsubscribe request to {plan.target.host}")
     try:

@@ -44,6 +44,7 @@ from .unsubscribing import (
     check_can_unsubscribe,
     check_mailto,
     check_one_click,
+    one_click_target,
     why_not_mailto,
     why_not_one_click,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "check_sweep_size",
     "check_thread_label",
     "imap_flag",
+    "one_click_target",
     "resolve_attachments",
     "resolve_sender",
     "why_not_mailto",

@@ -6,17 +6,22 @@ Only by the message's own List-Unsubscribe, and only when a DKIM signature Gmail
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ..errors import MailError
 from ..gmail.parse.listheaders import LIST_UNSUBSCRIBE, LIST_UNSUBSCRIBE_POST, ListFacts, mailto
+from ..gmail.special_addresses import refusal
+from ..gmail.web import MAX_URL_LENGTH, OneClickTarget, is_host_name, literal_address
 from ..headers import address_problem, is_header_breaking
 
 ONE_CLICK_PORT = 443
 OPT_OUT_TEXT = "unsubscribe"  # subject and body of a mailto opt-out whose URL names none
 MAX_OPT_OUT_SUBJECT = 998  # one header line (RFC 5322 section 2.1.1)
 MAX_OPT_OUT_BODY = 10_000  # list servers read a command or two; more is no opt-out
+# RFC 3986's characters only: no space, no control, no backslash (which some parsers read as '/'), no non-ASCII.
+_URL_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
 
 
 @dataclass(frozen=True)
@@ -59,21 +64,37 @@ def _signing_problem(facts: ListFacts, *, post: bool) -> str | None:
     return None
 
 
-def _url_problem(url: str) -> str | None:
-    if any(ch.isspace() or not ch.isprintable() for ch in url):
-        return "the URL holds spaces or control characters"
+def one_click_target(url: str) -> OneClickTarget | str:
+    """What a one-click POST to `url` would ask for, or the first rule the URL breaks: the one rule for
+    a URL, by which mg_list_subscriptions shows `one_click` and mg_unsubscribe decides (a dry run too).
+
+    It looks up no host name, as the overview cannot: the addresses a name resolves to are checked
+    when the request is made (gmail/web.py), and a refusal there says so. The address an IP literal
+    writes is checked here, with the same table (gmail/special_addresses.py)."""
+    if len(url) > MAX_URL_LENGTH:
+        return f"the URL is {len(url)} characters long, over {MAX_URL_LENGTH}"
+    if _URL_CHARS.fullmatch(url) is None:
+        return "the URL holds characters a URL cannot (RFC 3986): a space, a control, a backslash or non-ASCII text"
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:
         return "the URL cannot be read"
+    if parts.scheme != "https":
+        return f"the URL's scheme is {parts.scheme or 'missing'}, not https"
     if "@" in parts.netloc:
         return "the URL carries a user name or password"
     if port is not None and port != ONE_CLICK_PORT:
         return f"the URL names port {port}, not {ONE_CLICK_PORT}"
-    if not parts.hostname:
+    host = parts.hostname or ""  # urlsplit gives it in lower case
+    if not host:
         return "the URL names no host"
-    return None
+    literal = literal_address(host)
+    if literal is None and ("[" in parts.netloc or not is_host_name(host)):
+        return f"the URL's host {host} is not a host name or an IP address"
+    if literal is not None and (why := refusal(literal)) is not None:
+        return f"the URL's host is the address {literal}, {why}"
+    return OneClickTarget(host, (parts.path or "/") + (f"?{parts.query}" if parts.query else ""), literal)
 
 
 def why_not_one_click(facts: ListFacts) -> str | None:
@@ -87,21 +108,22 @@ def why_not_one_click(facts: ListFacts) -> str | None:
         return "no List-Unsubscribe-Post field"
     if not facts.one_click_post:
         return "List-Unsubscribe-Post does not say List-Unsubscribe=One-Click"
-    return _url_problem(url) or _signing_problem(facts, post=True)
+    target = one_click_target(url)
+    return target if isinstance(target, str) else _signing_problem(facts, post=True)
 
 
-def check_one_click(account: str, facts: ListFacts) -> str:
-    """The https URL a one-click POST may go to; refuses with the rule the message breaks."""
+def check_one_click(account: str, facts: ListFacts) -> OneClickTarget:
+    """What a one-click POST may go to; refuses with the rule the message breaks."""
     problem = why_not_one_click(facts)
-    url = facts.first("https")
-    if problem is not None or url is None:
+    target = one_click_target(facts.first("https") or "")
+    if problem is not None or isinstance(target, str):
         raise MailError(
             "unsubscribe_refused",
             f'One-click unsubscribe from this list of mailbox "{account}" is refused: {problem}. Nothing was '
             "contacted. RFC 8058 allows it only for a signed header that offers it; mg_list_subscriptions shows "
             "the other ways out (mailto, web_link).",
         )
-    return url
+    return target
 
 
 def _opt_out_problem(facts: ListFacts) -> str | None:

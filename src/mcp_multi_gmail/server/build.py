@@ -23,6 +23,7 @@ from .instructions import (
     BULK_URI,
     FORWARD_URI,
     GUIDE_URI,
+    INVITATIONS_URI,
     LISTS_URI,
     SETUP_URI,
     TROUBLE_URI,
@@ -86,6 +87,12 @@ GUIDES = (
         "pro-asistenta-preposlani.md",
         "Přeposlání: průvodce pro asistenta (mcp-multi-gmail)",
         "The Czech guide to forwarding a message and sending the text of an existing draft.",
+    ),
+    (
+        INVITATIONS_URI,
+        "pro-asistenta-pozvanky.md",
+        "Pozvánky: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech guide to meeting invitations: reading them, and answering only on the user's word.",
     ),
 )
 
@@ -212,8 +219,9 @@ def build_server(runtime: Runtime) -> MCPServer:
 
 RELOAD_TOOL = "mg_reload_config"
 SEND_TOOL = "mg_send_message"
-# The tools that send something out of the mailbox: a message, or an unsubscribe (mail or one-click).
-SENDING_TOOLS = (SEND_TOOL, "mg_unsubscribe")
+# The tools that send something out of the mailbox: a message, an unsubscribe (mail or one-click), an
+# invitation's answer.
+SENDING_TOOLS = (SEND_TOOL, "mg_unsubscribe", "mg_respond_invitation")
 # Claude Code asks the user before every call of a tool marked so, even in its bypass modes.
 CONFIRM_META = {"anthropic/requiresUserInteraction": True}
 

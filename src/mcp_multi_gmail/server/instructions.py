@@ -35,6 +35,7 @@ BULK_URI = "guide://mcp-multi-gmail/hromadne"
 UNDO_URI = "guide://mcp-multi-gmail/vraceni"
 LISTS_URI = "guide://mcp-multi-gmail/rozesilky"
 FORWARD_URI = "guide://mcp-multi-gmail/preposlani"
+INVITATIONS_URI = "guide://mcp-multi-gmail/pozvanky"
 GUIDE_PREFIX = "guide://mcp-multi-gmail/"
 # (URI, what it is for) in the order the instructions list them, by the name after the common prefix.
 GUIDES_BY_NEED = (
@@ -42,6 +43,7 @@ GUIDES_BY_NEED = (
     (UNDO_URI, "mg_undo"),
     (LISTS_URI, "lists"),
     (FORWARD_URI, "forwarding"),
+    (INVITATIONS_URI, "invitations"),
 )
 MILADKA_URL = "https://miladka.cz"
 # Claude Code cuts at 2,048 characters; the margin covers a client that counts a little differently.

@@ -26,6 +26,7 @@ from ...runtime import Runtime
 from ...text import clean
 from ..core import budget, inputs
 from ..core.cursor import Key, decode, encode, fingerprint, key_of
+from ..core.invitations import Invitation, Read, read_invitations, with_message_id
 from ..core.lookup import disappeared, find_message
 from ..core.preview import previews
 from ..core.session import in_session
@@ -72,6 +73,12 @@ _BODY_FIELDS = (
     "transfer_encoding_ignored",
 )
 
+INVITATION_WORDS = (
+    "The calendar event this message carries (a text/calendar part or an .ics attachment): what, when, who, "
+    "and this mailbox's own answer; absent or null when it carries none"
+)
+UNREADABLE_WORDS = "Why the message's calendar part could not be read; the message itself is read as usual"
+
 TRANSFER_IGNORED_WORDS = (
     "Set when the body part is labelled with this Content-Transfer-Encoding but its content cannot have it "
     '(ordinary words where base64 belongs, "=" signs that are not escapes): the body is shown as it came, '
@@ -102,10 +109,12 @@ class ThreadMessage(MessageSummary):
     attachments: list[AttachmentInfo] | None = None
     charset_used: str | None = Field(default=None, description="Only with bodies: as mg_get_message")
     transfer_encoding_ignored: Ignorable | None = Field(default=None, description="Only with bodies: as mg_get_message")
+    invitation: Invitation | None = Field(default=None, description=INVITATION_WORDS)
+    invitation_unreadable: str | None = Field(default=None, description=UNREADABLE_WORDS)
 
     @model_serializer(mode="wrap")
     def _only_asked(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _drop_unset(handler(self), self, _BODY_FIELDS)
+        return _drop_unset(handler(self), self, (*_BODY_FIELDS, "invitation", "invitation_unreadable"))
 
 
 class ThreadResult(BaseModel):
@@ -146,6 +155,17 @@ class ThreadResult(BaseModel):
         return None
 
 
+def _with_invitation(message: ThreadMessage, read: Read | None) -> ThreadMessage:
+    if read is None:
+        return message
+    invitation, why = with_message_id(read, message.message_id)
+    if invitation is not None:
+        message.invitation = invitation
+    if why is not None:
+        message.invitation_unreadable = why
+    return message
+
+
 def _read_thread(
     session: ImapSession,
     account: Account,
@@ -169,9 +189,13 @@ def _read_thread(
     shown = previews(session, [item for uid, item in fetched.items() if uid in later and uid not in wanted])
     if read is not None:
         shown.update(read.previews())
+    invited = read_invitations(session, [item for uid, item in fetched.items() if uid in later], account)
     messages = [
-        ThreadMessage(
-            **summarize(item, account, now, with_auth=True).model_dump(by_alias=False), preview=shown.get(item.uid)
+        _with_invitation(
+            ThreadMessage(
+                **summarize(item, account, now, with_auth=True).model_dump(by_alias=False), preview=shown.get(item.uid)
+            ),
+            invited.get(item.uid),
         )
         for item in fetched.values()
     ]
@@ -335,6 +359,8 @@ class MessageResult(MessageSummary):
         description="true: the window ends before max_body_length because the result reached its "
         f"{budget.BUDGET_WORDS}; the rest follows with body_offset = body_offset + the length of body",
     )
+    invitation: Invitation | None = Field(default=None, description=INVITATION_WORDS)
+    invitation_unreadable: str | None = Field(default=None, description=UNREADABLE_WORDS)
     cut: list[budget.Cut] = budget.cut_field()
 
     def describe_cut(self, path: budget.JsonPath, shown: int, total: int) -> budget.Cut | None:
@@ -425,6 +451,8 @@ def _read_message(
         charset_used=charset_used,
         transfer_encoding_ignored=ignored,
     )
+    read = read_invitations(session, [item], account).get(uid, (None, None))
+    result.invitation, result.invitation_unreadable = with_message_id(read, summary.message_id)
     return _fit_body(_attachments_from(result, first))
 
 

@@ -30,7 +30,7 @@ from ..core import budget, inputs
 from ..core.cursor import Key, decode, encode, fingerprint, key_of
 from ..core.session import in_session
 from ..core.summary import MESSAGE_ID_WORDS, iso
-from .unsubscribed import Left, LeftLists
+from .unsubscribed import Left, LeftLists, newest
 
 DEFAULT_QUERY = "newer_than:90d"
 # The newest messages of a query read by one overview; a query that finds more says so in `cut`.
@@ -54,7 +54,8 @@ class Subscription(BaseModel):
     )
     one_click: bool = Field(
         description="RFC 8058 one-click is possible: an https URL with List-Unsubscribe=One-Click, both fields "
-        "covered by a DKIM signature Gmail passed, port 443, no user or password (the host is checked at the call)"
+        "covered by a DKIM signature Gmail passed, port 443, no user or password; the rule mg_unsubscribe decides "
+        "by (the addresses a host name resolves to are checked only at the call)"
     )
     why_not_one_click: str | None = Field(description="When one_click is false: the first rule it breaks")
     mailto: MailtoOptOut | None = Field(description="The opt-out address the header offers, or null")
@@ -163,10 +164,12 @@ def mailto_shown(facts: ListFacts) -> MailtoOptOut | None:
     return MailtoOptOut(address=clean(parsed.addresses[0]), subject=clean(subject))
 
 
-def subscription(group: Group, item: Fetched | None, left: Left | None) -> Subscription:
+def subscription(account: str, name: str, group: Group, item: Fetched | None, records: list[Left]) -> Subscription:
     facts = list_facts(item.auth_header or b"") if item is not None else None
     envelope = item.envelope if item is not None else None
     signer = facts.signed_by(LIST_UNSUBSCRIBE) if facts is not None else None
+    # Left as mg_unsubscribe records it: this group as this signer vouches for it (unsubscribed.py).
+    left = newest(records, account, name, signer.domain) if signer is not None else None
     why_not = policy.why_not_one_click(facts) if facts is not None else "the newest message vanished"
     web = facts.first("https") if facts is not None else None
     return Subscription(
@@ -195,11 +198,11 @@ async def list_subscriptions(
     after = decode(page_token, stamp)
     warning = None
     try:
-        left = LeftLists(runtime.state_folder()).of_account(account.name)
+        records = LeftLists(runtime.state_folder()).of_account(account.name)
     except MailError as error:  # the overview still answers; mg_unsubscribe refuses until it is fixed
-        left, warning = {}, error.message
+        records, warning = [], error.message
     scan = await in_session(runtime, account, lambda s: _scan(s, account, wanted, after))
-    lists = [subscription(group, item, left.get(name)) for name, group, item in scan.page]
+    lists = [subscription(account.name, name, group, item, records) for name, group, item in scan.page]
     keys = [group.key for _name, group, _item in scan.page]
 
     def result_for(count: int) -> SubscriptionsResult:

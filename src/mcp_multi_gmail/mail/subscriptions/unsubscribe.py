@@ -4,18 +4,21 @@ The message named is only a pointer to its list: the newest message of that list
 else same sender) that carries List-Unsubscribe is read, and the URL or address comes from its
 header and nowhere else. The policy module decides on that header and Gmail's verdict
 (policy.check_one_click / check_mailto); a one-click goes through gmail/web.py, the one web
-request; a mailto opt-out through the send path (mail/sending/send.py: the journal, one SMTP attempt, the
-Sent copy verified). A list that was reached is recorded (mail/subscriptions/unsubscribed.py), and a second call
-is refused unless forced. `dry_run` runs every check, the host's lookup included, and contacts
+request; a mailto opt-out through the send path (mail/sending/send.py: the journal, one SMTP attempt,
+the Sent copy verified). The list (its group and signer, never its URL) is claimed in the record of
+lists left (mail/subscriptions/unsubscribed.py) before anyone is contacted, in one locked step with
+the look for an earlier claim, so two calls at once make one request; a second call is refused
+unless forced. When the request went out but its record cannot be written, the result still says
+that the unsubscribe was made. `dry_run` runs every check, the host's lookup included, and contacts
 nobody.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
@@ -36,7 +39,7 @@ from ..core.session import in_session
 from ..core.summary import iso
 from ..sending import SentCopy, send_prepared
 from .overview import group_messages, order, read_decision_fields
-from .unsubscribed import Left, LeftLists
+from .unsubscribed import Left, LeftLists, now_iso
 
 Method = Literal["one_click", "mailto"]
 # The newest candidates of a list read to find its newest message.
@@ -45,6 +48,8 @@ MAX_CANDIDATES = 1_000
 SIGNED_CANDIDATES = 20
 # The web request ends this long before the call's deadline, so the answer is back in time.
 DEADLINE_MARGIN_S = 0.5
+
+logger = logging.getLogger("mcp_multi_gmail")
 
 
 class OneClickOutcome(BaseModel):
@@ -76,7 +81,10 @@ class UnsubscribeResult(BaseModel):
     contacted: str = Field(description="What was (or in a dry run would be) contacted: https://host/path or mailto:")
     one_click: OneClickOutcome | None = None
     mailto: OptOutMail | None = None
-    remembered: bool = Field(description="Recorded as left: a second call is refused unless force: true")
+    remembered: bool = Field(
+        description="Recorded as left: a second call is refused unless force: true. false with done: true: the "
+        "record could not be written, and `note` says what to do"
+    )
     note: str | None = None
     cut: list[budget.Cut] = budget.cut_field()
 
@@ -123,20 +131,30 @@ def _newest_of_list(session: ImapSession, account: Account, bare: str) -> _Chose
     return _Chosen(given.uid, given.envelope, given.internaldate, facts)
 
 
-def _target(url: str) -> str:
-    """A one-click URL as it is remembered and shown: scheme, host and path, never its query (which
-    names the subscriber)."""
-    parts = urlsplit(url)
-    return f"https://{(parts.hostname or '').lower()}{parts.path or '/'}"
-
-
 def _already(entry: Left) -> MailError:
     answered = f", answered {entry.status}" if entry.status is not None else ""
+    if entry.pending:
+        return MailError(
+            "unsubscribe_refused",
+            f"An unsubscribe from this list by {entry.method} ({entry.target}) began on {entry.at} (UTC) and its "
+            "outcome is not recorded: another call may be making it right now, or the server stopped while the "
+            "request was out, so it may have reached the list. Nothing was contacted now. Only if the user wants "
+            "another try, call again with force: true.",
+        )
     return MailError(
         "unsubscribe_refused",
         f"This list was already left on {entry.at} (UTC) by {entry.method} ({entry.target}{answered}). Nothing was "
         "contacted now. Mail sent before then may still arrive for a few days. Only if the user wants another "
         "try, call again with force: true.",
+    )
+
+
+def _not_recorded(error: MailError, made: str, retry: str) -> str:
+    """The note of an unsubscribe that was made but could not be recorded as done."""
+    return (
+        f"The unsubscribe was made ({made}), but the record of lists left could not be updated: {error.message} "
+        f"This server may not remember that the list was left: do not call mg_unsubscribe for this list again "
+        f"({retry})."
     )
 
 
@@ -155,20 +173,31 @@ async def unsubscribe(
     chosen = await in_session(runtime, account, lambda s: _newest_of_list(s, account, bare))
     facts = chosen.facts
     if method == "one_click":
-        url = policy.check_one_click(account.name, facts)
-        target = _target(url)
+        target = policy.check_one_click(account.name, facts)
+        contacted = target.shown
     else:
         opt_out = policy.check_mailto(account.name, facts)
-        target = f"mailto:{opt_out.address}"
+        contacted = f"mailto:{opt_out.address}"
     signer = facts.signed_by(
         *(("list-unsubscribe", "list-unsubscribe-post") if method == "one_click" else ("list-unsubscribe",))
     )
-    group = facts.group or target
+    # The list as the overview groups it, as its signer vouches for it: policy passed a signed header.
+    vouching = facts.signed_by(LIST_UNSUBSCRIBE)
+    envelope = chosen.envelope
+    claim = Left(
+        account=account.name,
+        list=facts.group or f"message:{envelope.message_id if envelope else bare}",
+        target=contacted,
+        method=method,
+        at=now_iso(),
+        status=None,
+        signer=vouching.domain if vouching else "",
+        pending=True,
+    )
     left = LeftLists(runtime.state_folder())
-    earlier = left.find(account.name, group, target)
+    earlier = left.find(account.name, claim.list, claim.signer or "")
     if earlier is not None and not force:
         raise _already(earlier)
-    envelope = chosen.envelope
     result = UnsubscribeResult(
         account=account.name,
         method=method,
@@ -180,42 +209,65 @@ async def unsubscribe(
         message_id=envelope.message_id if envelope else None,
         received_at=iso(chosen.received),
         signed_by=signer.domain if signer else "",
-        contacted=target,
+        contacted=contacted,
         remembered=False,
     )
+    if dry_run:
+        if method == "one_click":
+            return await _plan(runtime, target, result)
+        note = "Dry run: this message would be sent from the mailbox's own address; nothing was sent."
+        mail = OptOutMail(to=opt_out.address, subject=opt_out.subject, body=opt_out.body, message_id=None)
+        return result.model_copy(update={"mailto": mail, "note": note})
+    # The look and the claim in one locked step: of two calls at once, one finds the other's claim.
+    earlier = left.claim(claim, force=force)
+    if earlier is not None:
+        raise _already(earlier)
     if method == "one_click":
-        return await _one_click(runtime, account, url, result, left, group, dry_run=dry_run)
-    return await _mailto(runtime, account, opt_out, result, left, group, dry_run=dry_run, force=force)
+        return await _one_click(runtime, target, result, left, claim)
+    return await _mailto(runtime, account, opt_out, result, left, claim, force=force)
+
+
+async def _plan(runtime: Runtime, target: web.OneClickTarget, result: UnsubscribeResult) -> UnsubscribeResult:
+    plan = await web.plan_one_click(target, runtime.web, timeout_s=_web_timeout())
+    address = str(plan.addresses[0][0]) if plan.addresses else None
+    outcome = OneClickOutcome(status=None, redirect=False, host=plan.target.host, address=address)
+    plan_note = "Dry run: the URL and every address of its host passed the checks; nothing was sent."
+    return result.model_copy(update={"one_click": outcome, "note": plan_note})
+
+
+def _take_back(left: LeftLists, claim: Left) -> None:
+    """Nothing went out: the claim comes off the record. A failure here is logged, never raised, so
+    the caller gets the error that ended the call (the claim left behind refuses the list as begun)."""
+    try:
+        left.settle(claim, None)
+    except MailError as error:
+        logger.error("unsubscribe: taking back the claim on %s failed: %s", claim.list, error.message)
 
 
 async def _one_click(
-    runtime: Runtime,
-    account: Account,
-    url: str,
-    result: UnsubscribeResult,
-    left: LeftLists,
-    group: str,
-    *,
-    dry_run: bool,
+    runtime: Runtime, target: web.OneClickTarget, result: UnsubscribeResult, left: LeftLists, claim: Left
 ) -> UnsubscribeResult:
-    if dry_run:
-        plan = await web.plan_one_click(url, runtime.web, timeout_s=_web_timeout())
-        address = str(plan.addresses[0][0]) if plan.addresses else None
-        outcome = OneClickOutcome(status=None, redirect=False, host=plan.target.host, address=address)
-        plan_note = "Dry run: the URL and every address of its host passed the checks; nothing was sent."
-        return result.model_copy(update={"one_click": outcome, "note": plan_note})
     try:
-        answer = await web.post_one_click(url, runtime.web, timeout_s=_web_timeout())
+        answer = await web.post_one_click(target, runtime.web, timeout_s=_web_timeout())
     except web.WebRequestFailed as failure:
         if not failure.request_sent:
+            _take_back(left, claim)
             raise  # it never reached the endpoint: not remembered, a later call may try again
-        left.record(account.name, group, result.contacted, "one_click", None)
+        try:
+            left.settle(claim, replace(claim, at=now_iso(), pending=False))
+        except MailError as error:
+            logger.error("unsubscribe: recording %s as left failed: %s", claim.list, error.message)
+            recorded = f"Recording the list as left failed too ({error.message})"
+        else:
+            recorded = "So this list is recorded as left"
         raise MailError(
             failure.code,
-            f"{failure.message} The request reached the endpoint, so this list is recorded as left; only if the "
-            "user wants another try, call again with force: true.",
+            f"{failure.message} The request reached the endpoint. {recorded}; do not call again for this list "
+            "unless the user wants another try, and then with force: true.",
         ) from None
-    left.record(account.name, group, result.contacted, "one_click", answer.status)
+    except MailError:
+        _take_back(left, claim)  # refused at the lookup: nothing was contacted
+        raise
     redirect = 300 <= answer.status < 400
     done = 200 <= answer.status < 300
     note: str | None = None
@@ -230,8 +282,15 @@ async def _one_click(
             f"The endpoint answered {answer.status}, not a success, so the unsubscribe may not have taken effect. "
             "The user can open the web_link of mg_list_subscriptions instead."
         )
+    remembered = True
+    try:
+        left.settle(claim, replace(claim, at=now_iso(), status=answer.status, pending=False))
+    except MailError as error:
+        remembered = False
+        made = f"the POST went to {answer.host}, which answered {answer.status}"
+        note = " ".join(filter(None, [note, _not_recorded(error, made, "it would post to the endpoint again")]))
     outcome = OneClickOutcome(status=answer.status, redirect=redirect, host=answer.host, address=answer.address)
-    return result.model_copy(update={"one_click": outcome, "done": done, "remembered": True, "note": note})
+    return result.model_copy(update={"one_click": outcome, "done": done, "remembered": remembered, "note": note})
 
 
 async def _mailto(
@@ -240,15 +299,10 @@ async def _mailto(
     opt_out: policy.OptOut,
     result: UnsubscribeResult,
     left: LeftLists,
-    group: str,
+    claim: Left,
     *,
-    dry_run: bool,
     force: bool,
 ) -> UnsubscribeResult:
-    mail = OptOutMail(to=opt_out.address, subject=opt_out.subject, body=opt_out.body, message_id=None)
-    if dry_run:
-        note = "Dry run: this message would be sent from the mailbox's own address; nothing was sent."
-        return result.model_copy(update={"mailto": mail, "note": note})
     request = Request(
         to=[opt_out.address],
         cc=[],
@@ -266,7 +320,24 @@ async def _mailto(
     )
     # From the mailbox's own address, no signature, no quote: nothing but what the URL names.
     prepared = Prepared(request, (account.address, None), None, [], None)
-    sent = await send_prepared(runtime, account, prepared, repeat=force)
-    left.record(account.name, group, result.contacted, "mailto", None)
-    mail = mail.model_copy(update={"message_id": sent.message_id, "sent_copy": sent.sent_copy})
-    return result.model_copy(update={"mailto": mail, "done": True, "remembered": True, "note": sent.warning})
+    try:
+        sent = await send_prepared(runtime, account, prepared, repeat=force)
+    except MailError:
+        # The send path's own journal answers a retry of a message that may have gone out (duplicate_send).
+        _take_back(left, claim)
+        raise
+    mail = OptOutMail(
+        to=opt_out.address,
+        subject=opt_out.subject,
+        body=opt_out.body,
+        message_id=sent.message_id,
+        sent_copy=sent.sent_copy,
+    )
+    remembered, note = True, sent.warning
+    try:
+        left.settle(claim, replace(claim, at=now_iso(), pending=False))
+    except MailError as error:
+        remembered = False
+        made = f"the opt-out mail <{sent.message_id}> was handed to Gmail for {opt_out.address}"
+        note = " ".join(filter(None, [note, _not_recorded(error, made, "the same mail would meet duplicate_send")]))
+    return result.model_copy(update={"mailto": mail, "done": True, "remembered": remembered, "note": note})

@@ -1,11 +1,25 @@
 """The lists left: which lists mg_unsubscribe already contacted, kept on disk across restarts.
 
-A list is left once. Its record (mailbox, the list as the overview groups it, the URL's host and
-path or the mailto address, when, how it answered) goes to a small file in the server's state
-folder once the request reached the endpoint: every server process of the user reads the same
-file, and a restart forgets nothing. A second mg_unsubscribe for the same list is refused with the
-date unless the caller forces it. A request that never reached the endpoint (refused before a
-connection, a name that did not resolve) is not recorded.
+A list is left once. A list is what the overview groups (its List-Id, else its sender) as vouched
+for by one signer (the domain of the DKIM signature Gmail passed over List-Unsubscribe): never its
+URL, which one mailing service shares among all its lists, nor its List-Id alone, which anyone can
+write. Its record (mailbox, list, signer, what was contacted: the URL's host and path or the mailto
+address, when, how it answered) goes to a small file in the server's state folder: every server
+process of the user reads the same file, and a restart forgets nothing.
+
+A call claims the list before it contacts anyone: under the lock it looks for an earlier record of
+the list and, finding none, writes its own, marked `pending`, in one step; two calls at once, in one
+process or two, cannot both find nothing. Once the request has gone out the claim is settled with
+its answer; when nothing went out it is taken back. A claim left pending (the process stopped, the
+call was cancelled while the request was out) refuses the list like a record, since the request may
+have reached the endpoint. A second mg_unsubscribe for a list claimed or left is refused with the
+date unless the caller forces it.
+
+Records of the first format (version 1 without `signer` or `pending`, written before issue 41) are
+read as they are: such a record names its list by the group alone, so it stands for that list
+whoever signs it now; it is kept unchanged when the file is written again. Its `target` (host and
+path) is only shown, never matched: matching it made two lists of one service one. The file stays
+version 1 (the new fields are additions an older server ignores), so an older server still reads it.
 
 Written as the send journal is (statefile.py): a temporary file, fsync'd, renamed over the old
 one, the folder fsync'd, all under an advisory lock shared by the processes. A damaged file is
@@ -16,6 +30,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,17 +51,28 @@ _LOCK = threading.Lock()
 
 @dataclass(frozen=True)
 class Left:
-    """One list left."""
+    """One list left (or claimed by a call under way: `pending`)."""
 
     account: str
     list: str  # the overview's group: "list:<List-Id>" or "from:<sender>"
-    target: str  # what was contacted: "https://host/path" or "mailto:address"
+    target: str  # what was contacted, as shown: "https://host/path" or "mailto:address"; never matched
     method: Method
     at: str  # ISO 8601 UTC, seconds
     status: int | None  # the HTTP status of a one-click; None for a mailto or an unanswered request
+    signer: str | None = None  # the DKIM d= that vouched for the list's header; None: a first-format record
+    pending: bool = False  # claimed by a call, its outcome not written (yet)
 
-    def matches(self, account: str, group: str, target: str) -> bool:
-        return self.account == account and (self.list == group or self.target.casefold() == target.casefold())
+    def matches(self, account: str, group: str, signer: str) -> bool:
+        return self.account == account and self.list == group and self.signer in (None, signer)
+
+
+def newest(entries: list[Left], account: str, group: str, signer: str) -> Left | None:
+    """The newest record of this list, as this signer vouches for it, in this mailbox."""
+    return next((e for e in reversed(entries) if e.matches(account, group, signer)), None)
+
+
+def now_iso(now: datetime | None = None) -> str:
+    return (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _damaged(path: Path, why: str) -> MailError:
@@ -87,52 +113,80 @@ class LeftLists:
         entries: list[Left] = []
         for item in data["left"]:
             try:
-                status = item.get("status")
+                status, signer = item.get("status"), item.get("signer")
                 entries.append(
                     Left(
                         account=str(item["account"]),
                         list=str(item["list"]),
                         target=str(item["target"]),
                         method="mailto" if item["method"] == "mailto" else "one_click",
-                        at=datetime.fromisoformat(str(item["at"]))
-                        .astimezone(UTC)
-                        .isoformat(timespec="seconds")
-                        .replace("+00:00", "Z"),
+                        at=now_iso(datetime.fromisoformat(str(item["at"]))),
                         status=int(status) if status is not None else None,
+                        signer=str(signer) if signer is not None else None,
+                        pending=item.get("pending") is True,
                     )
                 )
             except (KeyError, TypeError, ValueError, AttributeError):
                 raise _damaged(self.path, "an entry without account, list, target, method or time") from None
         return entries
 
-    def find(self, account: str, group: str, target: str) -> Left | None:
-        """The newest record of this list (by its group or by what was contacted) in this mailbox."""
+    def find(self, account: str, group: str, signer: str) -> Left | None:
+        """The newest record of this list in this mailbox (a dry run's look: it claims nothing)."""
         with _LOCK:
-            entries = self._load()
-        return next((e for e in reversed(entries) if e.matches(account, group, target)), None)
+            return newest(self._load(), account, group, signer)
 
-    def of_account(self, account: str) -> dict[str, Left]:
-        """The newest record of each list left in this mailbox, by group."""
+    def of_account(self, account: str) -> list[Left]:
+        """Every record of this mailbox, oldest first."""
         with _LOCK:
-            entries = self._load()
-        return {e.list: e for e in entries if e.account == account}
+            return [e for e in self._load() if e.account == account]
 
     def _save(self, entries: list[Left]) -> None:
-        body = {"version": VERSION, "left": [asdict(e) for e in entries[-MAX_ENTRIES:]]}
+        body = {"version": VERSION, "left": [_written(e) for e in entries[-MAX_ENTRIES:]]}
         write_atomically(self.path, json.dumps(body, ensure_ascii=False))
 
-    def record(
-        self, account: str, group: str, target: str, method: Method, status: int | None, now: datetime | None = None
-    ) -> Left:
-        """Write down (fsync'd) that this list was contacted; raises MailError when it cannot."""
-        moment = (now or datetime.now(UTC)).astimezone(UTC)
-        entry = Left(
-            account, group, target, method, moment.isoformat(timespec="seconds").replace("+00:00", "Z"), status
-        )
+    def _update(self, change: Callable[[list[Left]], list[Left] | None]) -> None:
+        """Load, change and write back as one step under both locks; `change` returns None to write nothing."""
         with _LOCK:
             try:
                 with locked(self.path.parent / LOCK_FILE):
-                    self._save([*self._load(), entry])
+                    changed = change(self._load())
+                    if changed is not None:
+                        self._save(changed)
             except OSError as error:
                 raise _unwritable(self.path, error) from None
-        return entry
+
+    def claim(self, entry: Left, *, force: bool) -> Left | None:
+        """Write `entry` (pending) unless this list is claimed or left already: then that record, and
+        nothing is written (with `force`, written all the same). Raises MailError when it cannot."""
+        earlier: list[Left] = []
+
+        def change(entries: list[Left]) -> list[Left] | None:
+            found = newest(entries, entry.account, entry.list, entry.signer or "")
+            if found is not None and not force:
+                earlier.append(found)
+                return None
+            return [*entries, entry]
+
+        self._update(change)
+        return earlier[0] if earlier else None
+
+    def settle(self, claim: Left, outcome: Left | None) -> None:
+        """Replace the claim by its outcome (None: nothing went out, the claim is taken back)."""
+
+        def change(entries: list[Left]) -> list[Left]:
+            kept = list(entries)
+            if claim in kept:
+                del kept[len(kept) - 1 - kept[::-1].index(claim)]
+            return [*kept, outcome] if outcome is not None else kept
+
+        self._update(change)
+
+
+def _written(entry: Left) -> dict[str, object]:
+    """An entry as the file holds it: a first-format record as it was read (no signer, no pending)."""
+    fields = asdict(entry)
+    if entry.signer is None:
+        del fields["signer"]
+    if not entry.pending:
+        del fields["pending"]
+    return fields

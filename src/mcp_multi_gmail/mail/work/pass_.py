@@ -18,6 +18,7 @@ from ...gmail.imap import Fetched, ImapSession
 from ...runtime import Runtime
 from ..core import budget, inputs
 from ..core.cursor import Key, decode, fingerprint, key_of, newest_first
+from ..core.invitations import InvitationBrief, Read, brief, read_invitations
 from ..core.lookup import or_tree
 from ..core.preview import previews
 from ..core.session import SearchFailure, each_mailbox
@@ -40,6 +41,11 @@ class PassMessage(BaseModel):
     preview: str | None = Field(
         description="Written by the sender: the first 300 characters of the text, quotes and signature left "
         "out; null without a text part"
+    )
+    invitation: InvitationBrief | None = Field(
+        default=None,
+        description="The calendar event it carries, in brief (what, when, who, this mailbox's answer); "
+        "mg_get_message has the whole of it",
     )
 
     model_config = {"populate_by_name": True}
@@ -142,11 +148,14 @@ def _assigned(account: Account, labels: set[str]) -> str | None:
     return "none"  # labels outside the list never make a thread someone else's
 
 
-def _pass_message(window: Window, item: Fetched, shown: dict[int, str | None]) -> PassMessage:
+def _pass_message(
+    window: Window, item: Fetched, shown: dict[int, str | None], invited: dict[int, Read] | None = None
+) -> PassMessage:
     envelope = item.envelope
     state = window.states.get(item.uid, "received")
     return PassMessage(
         preview=shown.get(item.uid),
+        invitation=brief((invited or {}).get(item.uid, (None, None))[0]),
         account=window.account.name,
         message_id=envelope.message_id if envelope else None,
         from_=envelope.from_ if envelope else None,
@@ -172,7 +181,11 @@ def _pending(window: Window, item: Fetched) -> PendingOutgoing:
 
 
 def _describe(
-    window: Window, thread: ThreadWork, members: list[Fetched] | None, shown: dict[int, str | None]
+    window: Window,
+    thread: ThreadWork,
+    members: list[Fetched] | None,
+    shown: dict[int, str | None],
+    invited: dict[int, Read] | None = None,
 ) -> PassThread:
     account = window.account
     own = [*thread.work, *thread.outgoing]
@@ -194,7 +207,7 @@ def _describe(
         classification=_classification(account, labels),
         user_labels=_user_labels(account, labels),
         assigned=_assigned(account, labels),
-        unprocessed=[_pass_message(window, m, shown) for m in unprocessed],
+        unprocessed=[_pass_message(window, m, shown, invited) for m in unprocessed],
         pending_outgoing=[_pending(window, m) for m in thread.outgoing],
     )
 
@@ -218,9 +231,11 @@ def pass_mailbox(session: ImapSession, account: Account, since: datetime, after:
     # Previews of the page's unprocessed messages: one FETCH, read from the members' structures.
     wanted = {m.uid for t in page for m in [*t.work, *t.outside]}
     shown = previews(session, [m for ms in members.values() for m in ms if m.uid in wanted])
+    # Invitations among them, in brief: one more FETCH, only when a calendar part is there.
+    invited = read_invitations(session, [m for ms in members.values() for m in ms if m.uid in wanted], account)
     return MailboxPass(
         window,
-        [_describe(window, t, members.get(t.thread_id), shown) for t in page],
+        [_describe(window, t, members.get(t.thread_id), shown, invited) for t in page],
         [k for k, _t in remaining[:limit]],
         len(busy),
         len(remaining) > limit,

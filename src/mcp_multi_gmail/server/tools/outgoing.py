@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from ...mail.invitations import RespondResult, respond
 from ...mail.outgoing import DraftResult, DraftsResult, TrashResult, drafts, trash
 from ...mail.sending import SendResult, send
 from ...request import Request
@@ -86,6 +87,7 @@ Attachments = Annotated[
 
 # A new draft on every call; a send goes out for good; Trash keeps the message, and a second call finds it there.
 NEW_DRAFT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True)
+MAX_COMMENT = 2000
 SENDS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
 TO_TRASH = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=True)
 
@@ -215,6 +217,22 @@ def register(tool: Registrar, runtime: Runtime) -> None:
             attachments,
         )
         return await send.send_message(runtime, account, request, repeat=repeat)
+
+    @tool(name="mg_respond_invitation", title="Answer an invitation", annotations=SENDS)
+    async def mg_respond_invitation(
+        account: AccountName,
+        message_id: Annotated[Identifier, Field(description="Message-ID of the invitation (its `invitation` is set)")],
+        response: Annotated[Literal["accepted", "declined", "tentative"], Field(description="The user's answer")],
+        comment: Annotated[
+            str | None, Field(max_length=MAX_COMMENT, description="A short note for the organizer, in the user's words")
+        ] = None,
+    ) -> RespondResult:
+        """Answer a meeting invitation for the user: an iTIP REPLY to its organizer, in its thread, that the
+        organizer's calendar reads. Only with the user's own answer, never a guess. Refused, nothing sent:
+        not an invitation, cancelled, not a REQUEST, no organizer, this mailbox not invited, or a newer
+        version in the mailbox. The user's own Google Calendar entry may keep its old state
+        (`calendar_note`). Rules (Czech): guide://mcp-multi-gmail/pozvanky."""
+        return await respond.respond_invitation(runtime, account, message_id, response, comment)
 
     @tool(name="mg_trash_message", title="Move a message to Trash", annotations=TO_TRASH)
     async def mg_trash_message(
