@@ -156,6 +156,7 @@ def test_recurrence_words_and_exdates_over_several_lines() -> None:
     assert describe_rule("FREQ=MONTHLY;BYDAY=-1FR;COUNT=6") == "monthly on the last Friday 6 times"
     assert describe_rule("FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,WE") == "every 2 weeks on Monday and Wednesday"
     assert describe_rule("FREQ=YEARLY;BYMONTH=3;BYMONTHDAY=15") == "yearly on day 15 in March"
+    assert describe_rule("RSCALE=CHINESE;FREQ=YEARLY") == "yearly in the chinese calendar"  # RFC 7529
 
 
 def test_people_own_answer_by_alias_and_cancellation() -> None:

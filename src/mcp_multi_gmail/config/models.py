@@ -57,31 +57,27 @@ PlainText = Annotated[str, StringConstraints(min_length=1), AfterValidator(_chec
 SmtpPort = Literal[465, 587]
 
 
-# Unknown keys refused, no type coercion, immutable once loaded.
-_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
+class _Strict(BaseModel):
+    """A part of the configuration file: unknown keys refused, no type coercion, immutable once loaded."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-class RawSignature(BaseModel):
-    model_config = _STRICT
-
+class RawSignature(_Strict):
     text: str | None = None
     text_file: PlainText | None = None
     html: str | None = None
     html_file: PlainText | None = None
 
 
-class RawAlias(BaseModel):
-    model_config = _STRICT
-
+class RawAlias(_Strict):
     address: Email
     name: PlainText | None = None
     purpose: NonEmpty | None = None
     default_signature: NonEmpty | None = None
 
 
-class RawAccount(BaseModel):
-    model_config = _STRICT
-
+class RawAccount(_Strict):
     name: AccountName
     address: Email
     password: NonEmpty | None = None
@@ -129,9 +125,7 @@ class RawAccount(BaseModel):
         return "watch_idle" in self.model_fields_set
 
 
-class RawConfig(BaseModel):
-    model_config = _STRICT
-
+class RawConfig(_Strict):
     accounts: Annotated[list[RawAccount], Field(min_length=1)]
     classification_labels: dict[PlainText, NonEmpty] = Field(default_factory=dict)
     smtp_port: SmtpPort | None = None
