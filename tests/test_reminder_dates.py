@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import time
 import zoneinfo
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
 from datetime import time as dt_time
+from pathlib import Path
 
 import pytest
 
+from mcp_multi_gmail.config import ConfigError, load_config
 from mcp_multi_gmail.config.zone import UserZone, zone_line, zone_problem
 from mcp_multi_gmail.errors import MailError
 from mcp_multi_gmail.mail.reminding import is_due
@@ -90,3 +92,15 @@ def time_of(hour: int, minute: int = 0) -> dt_time:
 
 def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
     return datetime(year, month, day, hour, minute, tzinfo=UTC)
+
+
+def test_follow_up_settings_in_the_configuration(write_config: Callable[..., Path]) -> None:
+    account = {"name": "o", "address": "osobni@example.cz", "password": "osobniheslohesla"}
+    config = load_config(write_config([{**account, "follow_up_after": "36h"}], follow_up_after="5d"), environ={})
+    assert config.accounts[0].follow_up_after_s == 36 * 3600 and config.accounts[0].reminder_label == "Připomínky"
+    config = load_config(write_config([account], follow_up_after="5d", timezone="Europe/Prague"), environ={})
+    assert config.accounts[0].follow_up_after_s == 5 * 86400 and config.zone == UserZone("Europe/Prague")
+    with pytest.raises(ConfigError) as refused:
+        load_config(write_config([{**account, "follow_up_after": "brzy"}], timezone="Mars/Olymp"), environ={})
+    report = str(refused.value)
+    assert '"follow_up_after" je "brzy"' in report and '"timezone" je "Mars/Olymp"' in report
