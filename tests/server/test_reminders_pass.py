@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from toolcalls import Call, ok
 
-from gmail_emulator import GmailEmulator
+from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.config import UserZone
 from mcp_multi_gmail.runtime import Runtime
 
@@ -127,3 +127,15 @@ async def test_the_overdue_count_costs_two_commands(emulator: GmailEmulator, cal
 
 def data_thread(emulator: GmailEmulator) -> str:
     return str(emulator.messages(ME)[0].thrid)
+
+
+async def test_a_refused_reminder_listing_never_costs_the_pass_its_mail(
+    emulator: GmailEmulator, call: Call, runtime: Runtime
+) -> None:
+    emulator.deliver(ME, mail(KAREL, ME, "Nová zakázka", "zakazka@example.org"))
+    await ok(call, runtime, "mg_next_pass", account="o", since=since())  # warm: the folders are known
+    # From here on the only LIST is the one of the reminder labels: Gmail refuses it.
+    emulator.add_fault(FaultRule(action="no:[UNAVAILABLE] Temporary failure", match="LIST", times=-1))
+    data = await ok(call, runtime, "mg_next_pass", account="o", since=since())
+    assert [t["subject"] for t in data["threads"]] == ["Nová zakázka"]
+    assert data["reminders_due"] == [] and data["failures"] == []

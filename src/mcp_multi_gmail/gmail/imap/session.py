@@ -100,9 +100,15 @@ class ImapSession:
                 found[special] = name
         return found
 
-    def labels_under(self, parent: str) -> list[str]:
-        """The labels nested under `parent` (one LIST "" "parent/*"; the folder list stays as it was)."""
-        return [text(name) for _flags, _delimiter, name in self.client.list_folders("", f"{parent}/*")]
+    def labels_under(self, parent: str) -> list[str] | None:
+        """The labels nested under `parent` (one LIST "" "parent/*"; the folder list stays as it was);
+        None when Gmail refuses the LIST (unless the refusal ends the whole call)."""
+        found: list[str] = []
+
+        def listed() -> None:
+            found.extend(text(name) for _flags, _delimiter, name in self.client.list_folders("", f"{parent}/*"))
+
+        return found if accepted(listed) else None
 
     def special_folders(self) -> dict[str, str]:
         """Special-use flag -> folder path (names are localised, flags are not)."""

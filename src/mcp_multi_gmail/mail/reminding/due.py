@@ -72,7 +72,10 @@ def follow_ups(runtime: Runtime, session: ImapSession, account: Account, now: da
     window = awaiting.read_window(session, account, now, WINDOW)
     overdue = awaiting.waiting_in(window, account, now, timedelta(seconds=account.follow_up_after_s), WINDOW)
     found = FollowUps(overdue=len(overdue))
-    named = {name: r for name in session.labels_under(parent) if (r := family.parse_label(parent, name)) is not None}
+    listed = session.labels_under(parent)
+    if listed is None:
+        return found  # Gmail refused the LIST: no reminders this pass, the count stands
+    named = {name: r for name in listed if (r := family.parse_label(parent, name)) is not None}
     if not named:
         return found
     # The window's FETCH already read the live labels of every thread active in the last 30 days
@@ -164,7 +167,7 @@ def due_keys(session: ImapSession, account: Account, zone: UserZone, now: dateti
     """Keys of the reminders due now, one per thread and label: one LIST, and when some are due one
     SEARCH and one FETCH. Nothing of a message's content is read."""
     parent = account.reminder_label
-    named = {name: r for name in session.labels_under(parent) if (r := family.parse_label(parent, name)) is not None}
+    named = {name: r for name in session.labels_under(parent) or () if (r := family.parse_label(parent, name))}
     wanted = [name for name, r in named.items() if is_due(r, zone, now)]
     if not wanted:
         return set()

@@ -6,6 +6,7 @@ FETCH: the command count does not grow with the number of threads.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -14,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from ...config import Account
 from ...domain import Address
+from ...errors import MailError
 from ...gmail.imap import Fetched, ImapSession
 from ...runtime import Runtime
 from ..core import budget, inputs
@@ -26,6 +28,7 @@ from ..core.summary import iso
 from ..reminding import DueReminder, FollowUps, follow_ups
 from .window import ThreadWork, Window, scan_window
 
+logger = logging.getLogger(__name__)
 _LATEST = datetime.max.replace(tzinfo=UTC)
 THREAD_FACT_ITEMS = ["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "BODYSTRUCTURE"]
 
@@ -253,7 +256,7 @@ def pass_mailbox(
     shown = previews(session, [m for ms in members.values() for m in ms if m.uid in wanted])
     # Invitations among them, in brief: one more FETCH, only when a calendar part is there.
     invited = read_invitations(session, [m for ms in members.values() for m in ms if m.uid in wanted], account)
-    follow = follow_ups(runtime, session, account, runtime.clock()) if runtime is not None and after is None else None
+    follow = _follow_ups(runtime, session, account) if runtime is not None and after is None else None
     return MailboxPass(
         window,
         [_describe(window, t, members.get(t.thread_id), shown, invited) for t in page],
@@ -262,6 +265,17 @@ def pass_mailbox(
         len(remaining) > limit,
         follow,
     )
+
+
+def _follow_ups(runtime: Runtime, session: ImapSession, account: Account) -> FollowUps | None:
+    """Reminders and overdue replies; a refusal there never costs the pass its mail (logged, left out)."""
+    try:
+        return follow_ups(runtime, session, account, runtime.clock())
+    except MailError as error:
+        if session.dead:
+            raise
+        logger.warning("mailbox %s: reminders left out of the pass: %s", account.name, error.message)
+        return None
 
 
 async def next_pass(
