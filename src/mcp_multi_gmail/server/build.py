@@ -199,7 +199,7 @@ def build_server(runtime: Runtime) -> MCPServer:
 
     def register_tools() -> None:
         # The tool modules pull in the mail layer, the result models and the protocol libraries.
-        from .tools import accounts, bulk, outgoing, read, subscriptions, work
+        from .tools import accounts, bulk, followups, outgoing, read, subscriptions, work
         from .tools.common import Registrar
 
         tool = Registrar(server, runtime)
@@ -209,6 +209,7 @@ def build_server(runtime: Runtime) -> MCPServer:
         outgoing.register(tool, runtime)
         bulk.register(tool, runtime)
         subscriptions.register(tool, runtime)
+        followups.register(tool, runtime)
         _mark_sends(server, runtime)
 
     _register_on_first_use(server, register_tools)
