@@ -25,6 +25,7 @@ from .instructions import (
     GUIDE_URI,
     INVITATIONS_URI,
     LISTS_URI,
+    REMINDERS_URI,
     SETUP_URI,
     TROUBLE_URI,
     UNDO_URI,
@@ -93,6 +94,12 @@ GUIDES = (
         "pro-asistenta-pozvanky.md",
         "Pozvánky: průvodce pro asistenta (mcp-multi-gmail)",
         "The Czech guide to meeting invitations: reading them, and answering only on the user's word.",
+    ),
+    (
+        REMINDERS_URI,
+        "pro-asistenta-pripominky.md",
+        "Připomínky: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech guide to follow-ups: replies the user waits for, reminders kept as labels, nudges.",
     ),
 )
 
