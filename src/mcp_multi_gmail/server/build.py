@@ -25,6 +25,7 @@ from .instructions import (
     GUIDE_URI,
     INVITATIONS_URI,
     LISTS_URI,
+    REMINDERS_URI,
     SETUP_URI,
     TROUBLE_URI,
     UNDO_URI,
@@ -94,6 +95,12 @@ GUIDES = (
         "pro-asistenta-pozvanky.md",
         "Pozvánky: průvodce pro asistenta (mcp-multi-gmail)",
         "The Czech guide to meeting invitations: reading them, and answering only on the user's word.",
+    ),
+    (
+        REMINDERS_URI,
+        "pro-asistenta-pripominky.md",
+        "Připomínky: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech guide to follow-ups: replies the user waits for, reminders kept as labels, nudges.",
     ),
 )
 
@@ -221,7 +228,7 @@ def build_server(runtime: Runtime) -> MCPServer:
 
     def register_tools() -> None:
         # The tool modules pull in the mail layer, the result models and the protocol libraries.
-        from .tools import accounts, bulk, outgoing, read, subscriptions, work
+        from .tools import accounts, bulk, followups, outgoing, read, subscriptions, work
         from .tools.common import Registrar
 
         tool = Registrar(server, runtime)
@@ -231,6 +238,7 @@ def build_server(runtime: Runtime) -> MCPServer:
         outgoing.register(tool, runtime)
         bulk.register(tool, runtime)
         subscriptions.register(tool, runtime)
+        followups.register(tool, runtime)
         _mark_sends(server, runtime)
 
     _register_on_first_use(server, register_tools)
