@@ -68,7 +68,7 @@ def timings_from(environ: Mapping[str, str]) -> IdleTimings | None:
     return IdleTimings(**values)  # type: ignore[arg-type]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)  # compared and shown as the object it is (its config holds sign-ins)
 class Idler:
     """The IDLE connection of one mailbox, on a daemon thread; sets `wake` when new mail arrives
     and when a connection is back after a failure."""
