@@ -14,7 +14,7 @@ import pytest
 
 from mcp_multi_gmail.gmail.parse.calevent import read_event
 from mcp_multi_gmail.gmail.parse.icalendar import CalendarError
-from support.calendars import CORPUS, calendar_parts, corpus_files, differences
+from support.calendars import CORPUS, calendar_parts, corpus_files, differences, readings
 
 
 def test_the_corpus_is_large_and_from_several_projects() -> None:
@@ -44,3 +44,17 @@ def test_readings_agree_with_the_reference_but_for_the_known_differences() -> No
     assert {name: sorted(fields) for name, fields in found.items()} == {
         name: sorted(reasons) for name, reasons in known.items()
     }
+
+
+def test_recurrence_is_compared_with_dateutil_over_every_file_with_a_rule() -> None:
+    pytest.importorskip("icalendar")
+    pytest.importorskip("dateutil")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        both = [(mine, theirs) for mine, theirs in readings().values() if mine is not None and theirs is not None]
+    ruled = [(mine, theirs) for mine, theirs in both if mine["recurrence"] or theirs["recurrence"]]
+    excepted = [(mine, theirs) for mine, theirs in both if mine["excepted_dates"] or theirs["excepted_dates"]]
+    # The corpus's rules (116 files) and EXDATEs (15 files) are many; the per-file verdict is
+    # test_readings_agree_with_the_reference_but_for_the_known_differences.
+    assert len(ruled) >= 100 and len(excepted) >= 10
+    assert sum(mine["recurrence"] == theirs["recurrence"] for mine, theirs in ruled) >= len(ruled) - 5

@@ -40,6 +40,39 @@ def cut(sock: socket.socket) -> None:
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
+class Sockets:
+    """Sockets to cut together at one moment (a call's deadline, the process's end); none is taken in after it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+        self.ended = False
+
+    def add(self, sock: socket.socket) -> bool:
+        """Take a socket in; False (and nothing kept) once they were cut."""
+        with self._lock:
+            if self.ended:
+                return False
+            self._open.add(sock)
+            return True
+
+    def discard(self, sock: socket.socket) -> bool:
+        """Let a socket go; whether it was still here (not cut, not let go before)."""
+        with self._lock:
+            here = sock in self._open
+            self._open.discard(sock)
+            return here
+
+    def cut_all(self) -> None:
+        """Cut every socket still here, and take none in from now on."""
+        with self._lock:
+            self.ended = True
+            sockets = list(self._open)
+            self._open.clear()
+        for sock in sockets:
+            cut(sock)
+
+
 @dataclass
 class CallProgress:
     """What one tool call is doing; shared by the call's task and its worker threads."""
@@ -52,15 +85,13 @@ class CallProgress:
     # A send whose bytes went to Gmail (DATA started): what to say about it when time runs out.
     handed_over: str | None = None
     not_sent: str | None = None  # a send that had not reached DATA yet: nothing went out
-    expired: bool = False
     extended_s: float = 0.0  # how much later the deadline is than call_timeout_s (a send's upload)
     # The call's result should its deadline pass from here on: a send Gmail has accepted is a success
     # whatever happens next (only the wait for its Sent copy may be cut short).
     outcome: Callable[[], object] | None = None
     # How the task that enforces the deadline learns that it moved (set by the tool wrapper).
     on_extend: Callable[[float], None] | None = None
-    _sockets: set[socket.socket] = field(default_factory=set)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _sockets: Sockets = field(default_factory=Sockets)
 
     def remaining(self) -> float:
         return max(self.deadline - time.monotonic(), 0.0)
@@ -81,26 +112,21 @@ class CallProgress:
         if account not in self.changed:
             self.changed.append(account)
 
+    @property
+    def expired(self) -> bool:
+        """The deadline passed (`expire` ran): no socket is registered any more."""
+        return self._sockets.ended
+
     def register(self, sock: socket.socket) -> bool:
         """Remember a socket to close at the deadline; False (and nothing kept) when it has passed."""
-        with self._lock:
-            if self.expired:
-                return False
-            self._sockets.add(sock)
-            return True
+        return self._sockets.add(sock)
 
     def unregister(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._sockets.discard(sock)
+        self._sockets.discard(sock)
 
     def expire(self) -> None:
         """The deadline passed: cut every socket still in use, so blocked worker threads end now."""
-        with self._lock:
-            self.expired = True
-            sockets = list(self._sockets)
-            self._sockets.clear()
-        for sock in sockets:
-            cut(sock)
+        self._sockets.cut_all()
 
     def error(self) -> MailError:
         """The error a call gets when its deadline passes, saying what is known."""

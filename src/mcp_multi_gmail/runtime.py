@@ -7,11 +7,13 @@ running with its mail tools answering `config_invalid` until a reload succeeds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from .config import Account, Config, ConfigError, SignIn, load_config
 from .errors import MailError
@@ -53,6 +55,12 @@ class Runtime:
     # Tests only: a deadline below the configuration's floor of 10 s, so a test of what happens at
     # the deadline waits a second or two, not ten. It outlives reloads; no file or variable sets it.
     call_timeout_override_s: float | None = None
+    # What "now" is for dates of the user's calendar (reminders, waiting replies); tests set their own.
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC), repr=False)
+    # Mailbox name -> the user's day its empty reminder date labels were last swept (at most once a day).
+    reminder_sweeps: dict[str, date] = field(default_factory=dict)
+    # The waiting-reply lists of recent mg_awaiting_replies calls, for their later pages.
+    follow_up_lists: Memo = field(default_factory=lambda: Memo())
 
     @classmethod
     def load(
@@ -116,6 +124,32 @@ class Runtime:
         return [self.account(name)]
 
 
+class Memo:
+    """Recent results keyed by their arguments, each valid while its folder's view stamp stays the
+    same (gmail.imap.ImapSession.view_stamp) and for `keep` at most; shared by worker threads."""
+
+    def __init__(self, size: int = 16, keep: timedelta = timedelta(minutes=10)) -> None:
+        self._size, self._keep = size, keep
+        self._found: OrderedDict[Hashable, tuple[Hashable, datetime, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, stamp: Hashable | None, now: datetime) -> Any | None:
+        with self._lock:
+            found = self._found.get(key)
+        if stamp is None or found is None or found[0] != stamp or now - found[1] > self._keep:
+            return None
+        return found[2]
+
+    def remember(self, key: Hashable, stamp: Hashable | None, now: datetime, value: Any) -> None:
+        if stamp is None:
+            return
+        with self._lock:
+            self._found[key] = (stamp, now, value)
+            self._found.move_to_end(key)
+            while len(self._found) > self._size:
+                self._found.popitem(last=False)
+
+
 # --- the start-up checks and repair mode -------------------------------------------------------
 
 WARNING_PREFIX = "POZOR: "
@@ -155,14 +189,29 @@ class Repair:
 
 @dataclass
 class StartCheck:
-    """`lines` in the order a start prints them; `runtime` is None (and `problem` set) when it cannot start.
+    """What a start checked, and where: `lines` in the order a start prints them; `runtime` is None
+    (and `problem` set) when it cannot start."""
 
-    `recheck` runs the same checks again (what a reload does to end repair mode)."""
-
-    recheck: Callable[[], StartCheck] = field(repr=False)
+    path: Path
+    project: Path
+    release: bool
+    layout: AddonLayout | None
+    environ: Mapping[str, str] = field(repr=False)
+    state_dir: Path | None
     lines: list[str] = field(default_factory=list)
     runtime: Runtime | None = None
     problem: Problem | None = None
+
+    def recheck(self) -> StartCheck:
+        """The same checks again, in the same place (what a reload does to end repair mode)."""
+        return check_start(
+            self.path,
+            project=self.project,
+            release=self.release,
+            layout=self.layout,
+            environ=self.environ,
+            state_dir=self.state_dir,
+        )
 
 
 def check_start(
@@ -175,11 +224,7 @@ def check_start(
     state_dir: Path | None = None,
 ) -> StartCheck:
     """Everything a start checks before serving: location guard → config → warnings. No network."""
-    check = StartCheck(
-        recheck=partial(
-            check_start, path, project=project, release=release, layout=layout, environ=environ, state_dir=state_dir
-        )
-    )
+    check = StartCheck(path, project, release, layout, environ, state_dir)
     if check_location(project, release=release) is not None:
         check.lines.append(GUARD_MESSAGE)
         check.problem = "guard"
@@ -258,21 +303,14 @@ def sign_in_warnings(config: Config) -> list[str]:
     return lines
 
 
-def repair_runtime(
-    path: Path,
-    check: StartCheck,
-    *,
-    layout: AddonLayout | None,
-    environ: Mapping[str, str],
-    state_dir: Path | None = None,
-) -> Runtime:
+def repair_runtime(check: StartCheck) -> Runtime:
     """A runtime for a server in repair mode: no mailbox, the report, and `check`'s way to check again."""
     assert check.problem is not None, "repair mode needs a problem"
-    path = path.absolute()
+    path = check.path.absolute()
     empty = Config(
         path=path,
         accounts=(),
-        download_dir=default_download_dir(layout),
+        download_dir=default_download_dir(check.layout),
         attachment_dirs=(),
         quote_locale="cs",
         passwords_file=None,
@@ -284,9 +322,9 @@ def repair_runtime(
     return Runtime(
         config=empty,
         endpoint=GMAIL,
-        layout=layout,
-        environ=dict(environ),
-        state_dir=state_dir,
+        layout=check.layout,
+        environ=dict(check.environ),
+        state_dir=check.state_dir,
         repair=Repair(check.problem, report_lines(check.lines), path),
         recheck=check.recheck,
     )

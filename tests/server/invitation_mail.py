@@ -1,4 +1,4 @@
-"""Invitation emails the invitation tests share: two real ones (Thunderbird), an Apple-shaped one, a broken one."""
+"""Invitation emails the tests share: real ones (Google, Outlook, Apple Mail), an Apple-shaped one, a broken one."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ DATA = (
 )
 GOOGLE_ID = "0000000000008c6d7005be1c767c@google.com"
 OUTLOOK_ID = "HE1P190MB0540579ABA18FCE320901B31E39C9@HE1P190MB0540.EURP190.PROD.OUTLOOK.COM"
+# Apple Mail's iCal reply, from Apple's Calendar Server tests (tests/corpus/icalendar/SOURCES.md).
+APPLE_MAIL = DATA.parents[3] / "calendarserver" / "good_reply.eml"
+APPLE_MAIL_ID = "1983F777-BE86-4B98-881E-06D938E60920@example.com"
 
 APPLE = (
     "From: Jana <jana@icloud.example>\r\nTo: homer@example.com\r\nSubject: Pozvánka: Oběd\r\n"

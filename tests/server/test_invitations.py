@@ -1,7 +1,7 @@
-"""Invitations read through the server: Google's and Outlook's real emails, an Apple-shaped one, a broken one.
+"""Invitations through the server: Google's, Outlook's, Apple Mail's real emails, an Apple-shaped one, a broken one.
 
-The Google and Outlook messages are Thunderbird's test emails (tests/corpus/icalendar/SOURCES.md),
-delivered byte for byte to a mailbox whose address and alias are their attendees.
+The Google and Outlook messages are Thunderbird's test emails, the Apple Mail one is from Apple's Calendar
+Server tests (tests/corpus/icalendar/SOURCES.md); each is delivered byte for byte.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from invitation_mail import ALIAS, APPLE, BROKEN, DATA, GOOGLE_ID, HOMER, OUTLOOK_ID
+from invitation_mail import ALIAS, APPLE, APPLE_MAIL, APPLE_MAIL_ID, BROKEN, DATA, GOOGLE_ID, HOMER, OUTLOOK_ID
 from toolcalls import Call, ok
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.runtime import Runtime
+from support.calendars import reference
 
 pytestmark = pytest.mark.anyio
 
@@ -102,3 +103,29 @@ async def test_thread_and_pass_show_the_invitation(runtime: Runtime, emulator: G
     thread_id = next(t["thread_id"] for t in data["threads"] for m in t["unprocessed"] if m["message_id"] == OUTLOOK_ID)
     thread = await ok(call, runtime, "mg_get_thread", account="homer", thread_id=thread_id)
     assert thread["messages"][0]["invitation"]["summary"] == "Testaus"
+
+
+async def test_apple_mails_real_ical_message(runtime: Runtime, emulator: GmailEmulator, call: Call) -> None:
+    # Apple Mail's shape: multipart/alternative > text/plain + multipart/mixed (HTML, an iCal-….ics
+    # attachment in quoted-printable with =0D=0A line ends, HTML); an attendee's REPLY to an organizer.
+    emulator.deliver(HOMER, APPLE_MAIL.read_bytes(), internaldate=datetime.now(UTC))
+    message = await ok(call, runtime, "mg_get_message", account="homer", message_id=APPLE_MAIL_ID)
+    assert message["body"].startswith("plugh xyzzy has accepted your iCal event invitation")
+    assert [(a["filename"], a["mime_type"]) for a in message["attachments"]] == [
+        ("iCal-20080812-131911.ics", "text/calendar")
+    ]
+    invitation = message["invitation"]
+    assert (invitation["method"], invitation["sequence"], invitation["own_answer"]) == ("REPLY", 7, None)
+    assert invitation["start"]["value"] == "2008-08-12T10:00:00-07:00" and invitation["start"]["iana"] == "US/Pacific"
+    assert invitation["attendees"][0]["answer"] == "ACCEPTED"
+    # The same event as the `icalendar` package reads it from the same bytes.
+    expected = reference(APPLE_MAIL)
+    assert expected is not None
+    assert {
+        "uid": invitation["uid"],
+        "summary": invitation["summary"],
+        "start": invitation["start"]["utc"],
+        "end": invitation["end"]["utc"],
+        "organizer": invitation["organizer"]["address"],  # its ORGANIZER line is folded inside the address
+        "attendees": [person["address"] for person in invitation["attendees"]],
+    } == {field: expected[field] for field in ("uid", "summary", "start", "end", "organizer", "attendees")}

@@ -127,7 +127,7 @@ def test_broken_configuration_is_repaired_without_a_restart(
     assert PASSWORD not in instructions
 
     # the tools are listed as usual; every mail tool refuses with the report, not retryable
-    assert len(session.tools()) == 22
+    assert len(session.tools()) == 24
     for tool, arguments in (
         ("mg_next_pass", {"account": "osobni", "since": "2026-01-01"}),
         ("mg_list_accounts", {}),
@@ -217,7 +217,7 @@ def repair(config: Path, environ: dict[str, str], *, release: bool = False, proj
     where: dict[str, Any] = {"project": project or config.parent, "release": release, "layout": None}
     check = check_start(config, environ=environ, **where)
     assert check.runtime is None and check.problem is not None
-    return repair_runtime(config, check, layout=None, environ=environ)
+    return repair_runtime(check)
 
 
 @pytest.mark.anyio

@@ -57,31 +57,27 @@ PlainText = Annotated[str, StringConstraints(min_length=1), AfterValidator(_chec
 SmtpPort = Literal[465, 587]
 
 
-# Unknown keys refused, no type coercion, immutable once loaded.
-_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
+class _Strict(BaseModel):
+    """A part of the configuration file: unknown keys refused, no type coercion, immutable once loaded."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-class RawSignature(BaseModel):
-    model_config = _STRICT
-
+class RawSignature(_Strict):
     text: str | None = None
     text_file: PlainText | None = None
     html: str | None = None
     html_file: PlainText | None = None
 
 
-class RawAlias(BaseModel):
-    model_config = _STRICT
-
+class RawAlias(_Strict):
     address: Email
     name: PlainText | None = None
     purpose: NonEmpty | None = None
     default_signature: NonEmpty | None = None
 
 
-class RawAccount(BaseModel):
-    model_config = _STRICT
-
+class RawAccount(_Strict):
     name: AccountName
     address: Email
     password: NonEmpty | None = None
@@ -111,6 +107,10 @@ class RawAccount(BaseModel):
     max_connections: int = 4
     # Absent = the top-level `sweep_limit`: the most messages one mg_sweep may change.
     sweep_limit: int | None = None
+    # Absent = the top-level `follow_up_after`: how long a sent message waits before it is overdue.
+    follow_up_after: str | None = None
+    # The parent label of the reminder labels (docs/pripominky.md, docs/en/follow-ups.md).
+    reminder_label: PlainText = "Připomínky"
 
     @property
     def limits_recipients(self) -> bool:
@@ -125,9 +125,7 @@ class RawAccount(BaseModel):
         return "watch_idle" in self.model_fields_set
 
 
-class RawConfig(BaseModel):
-    model_config = _STRICT
-
+class RawConfig(_Strict):
     accounts: Annotated[list[RawAccount], Field(min_length=1)]
     classification_labels: dict[PlainText, NonEmpty] = Field(default_factory=dict)
     smtp_port: SmtpPort | None = None
@@ -146,3 +144,7 @@ class RawConfig(BaseModel):
     sweep_limit: int = DEFAULT_SWEEP_LIMIT
     # True: mg_send_message asks the client to have the user confirm every call (docs/en/security.md).
     confirm_sends: bool = False
+    # How long a sent message waits for an answer before mg_awaiting_replies lists it ("3d", "36h").
+    follow_up_after: str = "3d"
+    # The user's calendar: an IANA zone name; absent = the machine's local zone.
+    timezone: PlainText | None = None

@@ -87,10 +87,9 @@ def read_oauth_client(path: Path, config: Path, environ: Mapping[str, str], prob
     testing = test_mode(environ)
     foreign = [key for key in GOOGLE_HOSTS if not uri_allowed(key, installed[key], testing=testing)]
     if foreign:
+        wrong = " a ".join(f"„{key}“ neukazuje na https://{GOOGLE_HOSTS[key]}/" for key in foreign)
         problems.add(
-            f"{where}: "
-            + " a ".join(f"„{key}“ neukazuje na https://{GOOGLE_HOSTS[key]}/" for key in foreign)
-            + "; přihlášení by šlo jinam než ke Googlu. Stáhněte soubor znovu přímo z Google Cloud"
+            f"{where}: {wrong}; přihlášení by šlo jinam než ke Googlu. Stáhněte soubor znovu přímo z Google Cloud"
         )
         return None
     return OAuthClient(

@@ -28,7 +28,7 @@ from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from ..deadline import cut
+from ..deadline import Sockets, cut
 from .special_folders import SpecialFolders
 
 T = TypeVar("T")
@@ -88,9 +88,8 @@ class OpenSessions:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._count = 0
-        self._working: set[socket.socket] = set()
-        self._logging_out: set[socket.socket] = set()
-        self._ended = False
+        self._working = Sockets()
+        self._logging_out = Sockets()
 
     @contextlib.contextmanager
     def held(self) -> Iterator[OpenSessions]:
@@ -105,36 +104,24 @@ class OpenSessions:
 
     def track(self, sock: socket.socket) -> bool:
         """List a newly connected session's socket; False (nothing listed) once the process is ending."""
-        with self._lock:
-            if self._ended:
-                return False
-            self._working.add(sock)
-            return True
+        return self._working.add(sock)
 
     def answered(self, sock: socket.socket) -> None:
         """Its work is done and the answer went back: only its LOGOUT is left."""
-        with self._lock:
-            if sock in self._working:
-                self._working.discard(sock)
-                self._logging_out.add(sock)
+        # Logouts already cut in between: this one is cut as it would have been with them.
+        if self._working.discard(sock) and not self._logging_out.add(sock):
+            cut(sock)
 
     def untrack(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._working.discard(sock)
-            self._logging_out.discard(sock)
+        self._working.discard(sock)
+        self._logging_out.discard(sock)
 
     def end(self, *, logouts_too: bool) -> None:
         """The process is ending: cut every session still working (and, with `logouts_too`, those
         still logging out), and let no new one start."""
-        with self._lock:
-            self._ended = True
-            sockets = list(self._working)
-            self._working.clear()
-            if logouts_too:
-                sockets.extend(self._logging_out)
-                self._logging_out.clear()
-        for sock in sockets:
-            cut(sock)
+        self._working.cut_all()
+        if logouts_too:
+            self._logging_out.cut_all()
 
     @property
     def count(self) -> int:

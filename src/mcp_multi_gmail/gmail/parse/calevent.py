@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Literal
 
+from ...statefile import utc_stamp
 from ...text import clean
 from .calzones import Observance, ZoneSource, parse_offset, resolve
 from .icalendar import CalendarError, Component, Property, read_calendar
@@ -119,6 +120,17 @@ def rule_parts(value: str) -> dict[str, str]:
     return parts
 
 
+def _day_words(value: str) -> list[str]:
+    days: list[str] = []
+    for item in value.split(","):
+        match = re.match(r"^([+-]?\d{1,2})?([A-Z]{2})$", item.strip())
+        if not match or match.group(2) not in _DAY_NAMES:
+            continue
+        name = _DAY_NAMES[match.group(2)]
+        days.append(f"the {_ordinal(int(match.group(1)))} {name}" if match.group(1) else name)
+    return days
+
+
 def describe_rule(value: str) -> str:
     """An RRULE in short words: "weekly on Tuesday until 2027-03-01"."""
     parts = rule_parts(value)
@@ -126,16 +138,9 @@ def describe_rule(value: str) -> str:
     single, plural = _UNITS.get(freq, (freq.lower() or "repeating", "times"))
     interval = int(parts["INTERVAL"]) if parts.get("INTERVAL", "").isdigit() else 1
     words = [single if interval <= 1 else f"every {interval} {plural}"]
-    if "BYDAY" in parts:
-        days: list[str] = []
-        for item in parts["BYDAY"].split(","):
-            match = re.match(r"^([+-]?\d{1,2})?([A-Z]{2})$", item.strip())
-            if not match or match.group(2) not in _DAY_NAMES:
-                continue
-            name = _DAY_NAMES[match.group(2)]
-            days.append(f"the {_ordinal(int(match.group(1)))} {name}" if match.group(1) else name)
-        if days:
-            words.append("on " + _and(days))
+    days = _day_words(parts.get("BYDAY", ""))
+    if days:
+        words.append("on " + _and(days))
     if "BYMONTHDAY" in parts:
         numbers = [item for item in parts["BYMONTHDAY"].split(",") if item.lstrip("+-").isdigit()]
         if numbers:
@@ -153,6 +158,9 @@ def describe_rule(value: str) -> str:
     until = parts.get("UNTIL", "")
     if len(until) >= 8 and until[:8].isdigit():
         words.append(f"until {until[:4]}-{until[4:6]}-{until[6:8]}")
+    scale = parts.get("RSCALE", "GREGORIAN")
+    if scale != "GREGORIAN":  # RFC 7529: months and years of another calendar, not the Gregorian ones
+        words.append(f"in the {scale.lower()} calendar")
     return " ".join(words)
 
 
@@ -189,7 +197,7 @@ def _local(text: str) -> tuple[datetime | date, bool] | None:
 
 
 def _iso_utc(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return utc_stamp(moment)
 
 
 def observances(calendar: Component) -> dict[str, tuple[Observance, ...]]:

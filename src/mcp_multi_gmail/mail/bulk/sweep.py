@@ -34,6 +34,7 @@ from ..core.lookup import ensure_label, or_tree
 from ..core.session import in_session
 from ..core.summary import carries, iso
 from ..undo import records, tokens
+from ..undo.record import hold_token
 from ..undo.records import SWEEP_PREFIX, Records, new_token, parse_stamp, stamp
 
 PREVIEW_FOR = timedelta(minutes=15)
@@ -148,6 +149,17 @@ def _change_json(change: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in sorted(change.items()) if v is not None}
 
 
+def _result(account: Account, query: str, state: dict[int, Fetched], **outcome: Any) -> SweepResult:
+    """A sweep's result: the mailbox, the query and what it covers, with what this preview or apply found."""
+    return SweepResult(
+        account=account.name,
+        query=query,
+        matched_messages=len(state),
+        matched_threads=len({item.thread_id for item in state.values()}),
+        **outcome,
+    )
+
+
 # ------------------------------------------------------------------ preview
 
 
@@ -176,12 +188,11 @@ def _preview(
         },
         WHAT,
     )
-    return SweepResult(
-        account=account.name,
-        query=query,
+    return _result(
+        account,
+        query,
+        state,
         applied=False,
-        matched_messages=len(state),
-        matched_threads=len({item.thread_id for item in state.values()}),
         would_change=len(state) - already,
         already=already,
         sample=sample,
@@ -206,15 +217,8 @@ def _claim(runtime: Runtime, account: Account, token: str, query: str, given: di
     if not token.startswith(SWEEP_PREFIX):
         raise invalid_input("That is not a sweep confirm_token (they start with sweep_). Nothing was changed.")
     moment = records.now()
-    found: dict[str, Any] = {}
 
-    def take(record: dict[str, Any]) -> None:
-        if record.get("kind") != WHAT:
-            raise invalid_input("That token is not a sweep's confirm_token. Nothing was changed.")
-        if record["account"] != account.name:
-            raise invalid_input(
-                f'This confirm_token was given for another mailbox, not "{account.name}". Nothing was changed.'
-            )
+    def check(record: dict[str, Any]) -> str:
         if record.get("query") != query or record.get("change") != _change_json(given):
             raise invalid_input(
                 "This confirm_token was given for another query or change: a sweep applies exactly what it previewed. "
@@ -227,12 +231,17 @@ def _claim(runtime: Runtime, account: Account, token: str, query: str, given: di
                 f"This confirm_token expired at {record['expires']} (UTC), 15 minutes after its preview. Nothing was "
                 "changed. Preview again and apply within 15 minutes."
             )
-        mine = tokens.hold(record, busy=BUSY, used=USED)
-        found.update(record)
-        found["holder"] = mine
+        return tokens.hold(record, busy=BUSY, used=USED)
 
-    Records(runtime.state_folder()).update(token, WHAT, take)
-    return found
+    return hold_token(
+        runtime,
+        token,
+        WHAT,
+        account,
+        check,
+        not_this_kind="That token is not a sweep's confirm_token. Nothing was changed.",
+        other_mailbox=f'This confirm_token was given for another mailbox, not "{account.name}". Nothing was changed.',
+    )
 
 
 def _wants(change: SweepChange, state: dict[int, Fetched], todo: list[int] | None = None) -> list[writes.Want]:
@@ -318,12 +327,11 @@ def _apply_claimed(
                 how_to_get_the_rest="Preview and apply the same sweep again: it changes only what is still to do.",
             )
         )
-    return SweepResult(
-        account=account.name,
-        query=query,
+    return _result(
+        account,
+        query,
+        state,
         applied=True,
-        matched_messages=len(state),
-        matched_threads=len({item.thread_id for item in state.values()}),
         would_change=len(todo),
         already=len(still) - len(todo),
         sample=[],

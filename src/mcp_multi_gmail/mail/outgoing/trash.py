@@ -31,9 +31,24 @@ class TrashResult(BaseModel):
     cut: list[budget.Cut] = budget.cut_field()
 
 
-def _moved(trash: str, *, changed: int) -> writes.AttributeChange:
-    return writes.AttributeChange(
-        attribute="trash", name=trash, action="added", changed=changed, already=1 - changed, failed=0
+def _in_trash(
+    account: Account, bare: str, trash: str, uid: int, *, moved: bool, note: str, undo_token: str | None = None
+) -> TrashResult:
+    """The message is in Trash at `uid`: moved there by this call, or found there already."""
+    changed = int(moved)
+    return TrashResult(
+        account=account.name,
+        message_id=bare,
+        folder=trash,
+        moved=moved,
+        uid_in_trash=uid,
+        note=note,
+        undo_token=undo_token,
+        changes=[
+            writes.AttributeChange(
+                attribute="trash", name=trash, action="added", changed=changed, already=1 - changed, failed=0
+            )
+        ],
     )
 
 
@@ -53,15 +68,8 @@ def _already_in_trash(session: ImapSession, account: Account, bare: str) -> Tras
             f'No message with Message-ID <{bare}> in mailbox "{account.name}": it is neither in the mail '
             "itself nor in Trash."
         )
-    return TrashResult(
-        account=account.name,
-        message_id=bare,
-        folder=trash,
-        moved=False,
-        uid_in_trash=max(found),
-        note=f"The message was already in Trash, so nothing was moved. {KEPT}",
-        changes=[_moved(trash, changed=0)],
-    )
+    note = f"The message was already in Trash, so nothing was moved. {KEPT}"
+    return _in_trash(account, bare, trash, max(found), moved=False, note=note)
 
 
 def _trash(runtime: Runtime, session: ImapSession, account: Account, bare: str) -> TrashResult:
@@ -104,16 +112,7 @@ def _trash(runtime: Runtime, session: ImapSession, account: Account, bare: str) 
             f'Gmail accepted the move of <{bare}> but the message is not in "{trash}" afterwards. Check the '
             "mailbox in Gmail before doing anything else.",
         )
-    return TrashResult(
-        account=account.name,
-        message_id=bare,
-        folder=trash,
-        moved=True,
-        uid_in_trash=max(landed),
-        note=KEPT,
-        undo_token=recorder.token,
-        changes=[_moved(trash, changed=1)],
-    )
+    return _in_trash(account, bare, trash, max(landed), moved=True, note=KEPT, undo_token=recorder.token)
 
 
 async def trash_message(runtime: Runtime, account_name: str, message_id: str) -> TrashResult:

@@ -12,6 +12,7 @@ The record file and its lock are `records`'; restoring is `restore`'s.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,6 +171,32 @@ class Claimed:
     holder: str
 
 
+def hold_token(
+    runtime: Runtime,
+    token: str,
+    kind: str,
+    account: Account,
+    check: Callable[[dict[str, Any]], str],
+    *,
+    not_this_kind: str,
+    other_mailbox: str,
+) -> dict[str, Any]:
+    """A token's record under its lock: of this kind, this mailbox's, then `check` (which holds it); with its holder."""
+    found: dict[str, Any] = {}
+
+    def take(record: dict[str, Any]) -> None:
+        if record.get("kind") != kind:
+            raise invalid_input(not_this_kind)
+        if record["account"] != account.name:
+            raise invalid_input(other_mailbox)
+        holder = check(record)
+        found.update(record)
+        found["holder"] = holder
+
+    _records(runtime).update(token, kind, take)
+    return found
+
+
 def claim(runtime: Runtime, account: Account, token: str) -> Claimed:
     """Take a token for one undo: it must exist, be this mailbox's, not used, within its 7 days, and held by
     no other call. It is used for good only when the undo has finished (`finish`)."""
@@ -178,16 +205,8 @@ def claim(runtime: Runtime, account: Account, token: str) -> Claimed:
             "That is not an undo token (they start with undo_); a sweep's confirm_token applies the sweep instead."
         )
     moment = records.now()
-    found: dict[str, Any] = {}
 
-    def take(record: dict[str, Any]) -> None:
-        if record.get("kind") != WHAT:
-            raise invalid_input("That token is not an undo token. Nothing was changed.")
-        if record["account"] != account.name:
-            raise invalid_input(
-                f'This undo token was issued for another mailbox, not "{account.name}". Nothing was changed. '
-                "Call mg_undo with the mailbox of the write it came from."
-            )
+    def check(record: dict[str, Any]) -> str:
         created = parse_stamp(record["created"])
         if tokens.state(record) == tokens.USED:
             raise invalid_input(_used(record))
@@ -201,11 +220,18 @@ def claim(runtime: Runtime, account: Account, token: str) -> Claimed:
                 "This undo token belongs to a sweep that was previewed but never applied, so there is nothing to "
                 "undo. Nothing was changed."
             )
-        mine = tokens.hold(record, busy=BUSY, used=_used(record))
-        found.update(record)
-        found["holder"] = mine
+        return tokens.hold(record, busy=BUSY, used=_used(record))
 
-    _records(runtime).update(token, WHAT, take)
+    found = hold_token(
+        runtime,
+        token,
+        WHAT,
+        account,
+        check,
+        not_this_kind="That token is not an undo token. Nothing was changed.",
+        other_mailbox=f'This undo token was issued for another mailbox, not "{account.name}". Nothing was changed. '
+        "Call mg_undo with the mailbox of the write it came from.",
+    )
     return Claimed(
         token=token,
         tool=str(found.get("tool", "")),
