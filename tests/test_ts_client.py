@@ -54,7 +54,7 @@ def test_typescript_sdk_client_reads_every_result(tmp_path: Path, sdk: str, prot
     assert done.returncode == 0, f"stdout:\n{out}\nstderr:\n{err[-4000:]}"
     summary = json.loads(out.strip().splitlines()[-1])
     assert summary["protocol"] == protocol
-    assert len(summary["succeeded"]) == 21
+    assert len(summary["succeeded"]) == 24
     codes = [error["code"] for error in summary["errors"]]
     assert len(codes) >= 15
     assert {
