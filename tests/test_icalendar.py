@@ -9,7 +9,7 @@ import pytest
 
 from mcp_multi_gmail.gmail.parse import calzones
 from mcp_multi_gmail.gmail.parse.calevent import describe_rule, read_event
-from mcp_multi_gmail.gmail.parse.icalendar import CalendarError, parse_line, read_calendar, unfold
+from mcp_multi_gmail.gmail.parse.icalendar import CalendarError, parse_line, read_calendar, unescape_text, unfold
 
 ME = frozenset({"me@example.com", "alias@example.org"})
 
@@ -77,6 +77,16 @@ def test_rfc6868_escapes_and_quoted_colons_in_parameters() -> None:
     assert prop.param("CN") == 'Jan "Honza" Novák: PM'
     assert prop.param("X-NOTE") == "a\nb^c"
     assert prop.value == "mailto:jan@example.com"
+    lone = parse_line("ATTENDEE;CN=a^b ^:mailto:jan@example.com")
+    assert lone is not None and lone.param("CN") == "a^b ^"  # a caret before anything else stays
+
+
+def test_text_escapes_and_a_trailing_backslash() -> None:
+    assert (
+        unescape_text(r"Room 1\, floor 2\; bring\nlaptops\\chargers\N") == "Room 1, floor 2; bring\nlaptops\\chargers\n"
+    )
+    assert unescape_text(r"a\x b \\") == "ax b \\"
+    assert unescape_text("ends with \\") == "ends with \\"
 
 
 def test_tzid_quoted_or_not_and_iana_zone_across_daylight_saving() -> None:

@@ -231,7 +231,7 @@ def serve(config_arg: str | None) -> int:
         # Repair mode: Claude Code shows the user only "failed" for a server that exits, and the
         # assistant never learns why. Serving on, the instructions and every mail tool carry the
         # report, and mg_reload_config brings the tools back once the file is fixed.
-        runtime = repair_runtime(path, check, layout=layout, environ=os.environ)
+        runtime = repair_runtime(check)
     for line in check.lines:
         _stderr(line)
 

@@ -45,6 +45,36 @@ class Request:
     # An invitation's answer (mg_respond_invitation): multipart/mixed of the text and this part.
     calendar: CalendarPart | None = None
 
+    @classmethod
+    def server_written(
+        cls,
+        to: str,
+        subject: str | None,
+        body: str,
+        *,
+        in_reply_to: str | None = None,
+        from_alias: str | None = None,
+        calendar: CalendarPart | None = None,
+    ) -> Request:
+        """A plain-text message the server writes itself (an opt-out mail, an invitation's answer):
+        to one address, with no copy, HTML, quote, signature or file."""
+        return cls(
+            to=[to],
+            cc=[],
+            bcc=[],
+            subject=subject,
+            body=body,
+            html_body=None,
+            in_reply_to=in_reply_to,
+            references=[],
+            quote_original=False,
+            signature=False,
+            from_alias=from_alias,
+            attachments=[],
+            text_only=True,
+            calendar=calendar,
+        )
+
 
 @dataclass(frozen=True)
 class Prepared:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -155,14 +154,29 @@ class Repair:
 
 @dataclass
 class StartCheck:
-    """`lines` in the order a start prints them; `runtime` is None (and `problem` set) when it cannot start.
+    """What a start checked, and where: `lines` in the order a start prints them; `runtime` is None
+    (and `problem` set) when it cannot start."""
 
-    `recheck` runs the same checks again (what a reload does to end repair mode)."""
-
-    recheck: Callable[[], StartCheck] = field(repr=False)
+    path: Path
+    project: Path
+    release: bool
+    layout: AddonLayout | None
+    environ: Mapping[str, str] = field(repr=False)
+    state_dir: Path | None
     lines: list[str] = field(default_factory=list)
     runtime: Runtime | None = None
     problem: Problem | None = None
+
+    def recheck(self) -> StartCheck:
+        """The same checks again, in the same place (what a reload does to end repair mode)."""
+        return check_start(
+            self.path,
+            project=self.project,
+            release=self.release,
+            layout=self.layout,
+            environ=self.environ,
+            state_dir=self.state_dir,
+        )
 
 
 def check_start(
@@ -175,11 +189,7 @@ def check_start(
     state_dir: Path | None = None,
 ) -> StartCheck:
     """Everything a start checks before serving: location guard → config → warnings. No network."""
-    check = StartCheck(
-        recheck=partial(
-            check_start, path, project=project, release=release, layout=layout, environ=environ, state_dir=state_dir
-        )
-    )
+    check = StartCheck(path, project, release, layout, environ, state_dir)
     if check_location(project, release=release) is not None:
         check.lines.append(GUARD_MESSAGE)
         check.problem = "guard"
@@ -258,21 +268,14 @@ def sign_in_warnings(config: Config) -> list[str]:
     return lines
 
 
-def repair_runtime(
-    path: Path,
-    check: StartCheck,
-    *,
-    layout: AddonLayout | None,
-    environ: Mapping[str, str],
-    state_dir: Path | None = None,
-) -> Runtime:
+def repair_runtime(check: StartCheck) -> Runtime:
     """A runtime for a server in repair mode: no mailbox, the report, and `check`'s way to check again."""
     assert check.problem is not None, "repair mode needs a problem"
-    path = path.absolute()
+    path = check.path.absolute()
     empty = Config(
         path=path,
         accounts=(),
-        download_dir=default_download_dir(layout),
+        download_dir=default_download_dir(check.layout),
         attachment_dirs=(),
         quote_locale="cs",
         passwords_file=None,
@@ -284,9 +287,9 @@ def repair_runtime(
     return Runtime(
         config=empty,
         endpoint=GMAIL,
-        layout=layout,
-        environ=dict(environ),
-        state_dir=state_dir,
+        layout=check.layout,
+        environ=dict(check.environ),
+        state_dir=check.state_dir,
         repair=Repair(check.problem, report_lines(check.lines), path),
         recheck=check.recheck,
     )

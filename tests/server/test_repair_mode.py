@@ -217,7 +217,7 @@ def repair(config: Path, environ: dict[str, str], *, release: bool = False, proj
     where: dict[str, Any] = {"project": project or config.parent, "release": release, "layout": None}
     check = check_start(config, environ=environ, **where)
     assert check.runtime is None and check.problem is not None
-    return repair_runtime(config, check, layout=None, environ=environ)
+    return repair_runtime(check)
 
 
 @pytest.mark.anyio

@@ -33,7 +33,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -48,6 +48,7 @@ from .endpoint import EndpointError, resolve_endpoint, shared_tls_context
 from .special_addresses import Address, refusal
 
 T = TypeVar("T")
+S = TypeVar("S", bound=socket.socket)
 
 WEB_RESOLVE_ENV = "MG_WEB_RESOLVE"  # tests only: "host=ip:port,host2=ip:port"
 WEB_CA_FILE_ENV = "MG_WEB_CA_FILE"  # tests only: a PEM trusted beside the system's, never instead
@@ -373,11 +374,22 @@ class _Exchange:
             f"The one-click unsubscribe request to {self.host} failed: {what}. {tail}", request_sent=sent
         )
 
-    def _hold(self, sock: socket.socket) -> None:
-        with self._lock:
-            if self._abandoned:
-                raise _Failed("given up")
-            self._sock = sock
+    @contextlib.contextmanager
+    def _using(self, sock: S) -> Iterator[S]:
+        """`sock` as this exchange's socket: cut at the call's deadline or when abandoned, closed after."""
+        progress = deadline.current()
+        try:
+            if progress is not None and not progress.register(sock):
+                raise _Failed("the call's deadline passed")
+            with self._lock:
+                if self._abandoned:
+                    raise _Failed("given up")
+                self._sock = sock
+            yield sock
+        finally:
+            if progress is not None:
+                progress.unregister(sock)
+            sock.close()
 
     def _begin_sending(self) -> None:
         with self._lock:
@@ -402,11 +414,7 @@ class _Exchange:
             except OSError as error:  # no IPv6 on this machine, say
                 refused = error
                 continue
-            progress = deadline.current()
-            try:
-                if progress is not None and not progress.register(sock):
-                    raise _Failed("the call's deadline passed")
-                self._hold(sock)
+            with self._using(sock):
                 try:
                     sock.settimeout(self._left())
                     sock.connect((str(address), port))
@@ -416,21 +424,13 @@ class _Exchange:
                     refused = error
                     continue
                 return self._over_tls(sock, str(address)), str(address)
-            finally:
-                if progress is not None:
-                    progress.unregister(sock)
-                sock.close()
         raise _Failed(f"the connection to {_where(candidates)} failed ({_network_reason(refused)})")
 
     def _over_tls(self, sock: socket.socket, address: str) -> int:
-        progress = deadline.current()
         # Built here, not on the event loop: the first one loads the system trust store (~0.1 s of CPU).
         context = shared_tls_context(self.ca_file)
         tls = context.wrap_socket(sock, server_hostname=self.host, do_handshake_on_connect=False)
-        try:
-            if progress is not None and not progress.register(tls):
-                raise _Failed("the call's deadline passed")
-            self._hold(tls)
+        with self._using(tls):
             try:
                 tls.settimeout(self._left())
                 tls.do_handshake()
@@ -455,10 +455,6 @@ class _Exchange:
                 raise _Failed(f"no answer {self.within}") from None
             except (OSError, ssl.SSLError) as error:
                 raise _Failed(f"the connection broke off ({_network_reason(error)})") from None
-        finally:
-            if progress is not None:
-                progress.unregister(tls)
-            tls.close()
 
 
 def _where(candidates: tuple[tuple[Address, int], ...]) -> str:

@@ -13,6 +13,7 @@ Nothing here raises on bad input except `CalendarError`, with a short reason.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..parse.charsets import codec_for
@@ -22,6 +23,10 @@ _BOM = b"\xef\xbb\xbf"
 MAX_LINES = 20_000
 MAX_DEPTH = 8
 _TIME_PROPERTIES = frozenset({"DTSTART", "DTEND", "DUE", "RECURRENCE-ID", "EXDATE", "RDATE"})
+# A caret before n, ' or ^ (RFC 6868); a backslash before any character (RFC 5545 §3.3.11).
+_CARET_ESCAPE = re.compile(r"\^([n'^])")
+_CARET_MEANS = {"n": "\n", "'": '"', "^": "^"}
+_TEXT_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
 class CalendarError(ValueError):
@@ -99,20 +104,8 @@ def _decoder(lines: list[bytes], charset: str | None) -> str:
 
 
 def _rfc6868(value: str) -> str:
-    """RFC 6868 parameter escapes: ^n newline, ^' double quote, ^^ caret."""
-    if "^" not in value:
-        return value
-    out: list[str] = []
-    index = 0
-    while index < len(value):
-        char = value[index]
-        if char == "^" and index + 1 < len(value) and value[index + 1] in "n'^":
-            out.append({"n": "\n", "'": '"', "^": "^"}[value[index + 1]])
-            index += 2
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)
+    """RFC 6868 parameter escapes: ^n newline, ^' double quote, ^^ caret (any other caret stays)."""
+    return _CARET_ESCAPE.sub(lambda escape: _CARET_MEANS[escape[1]], value)
 
 
 def _param_values(line: str, index: int, name: str) -> tuple[list[str], int]:
@@ -171,20 +164,7 @@ def parse_line(line: str) -> Property | None:
 
 def unescape_text(value: str) -> str:
     """A TEXT value (RFC 5545 §3.3.11): \\n newline, \\, \\; \\\\ literal."""
-    if "\\" not in value:
-        return value
-    out: list[str] = []
-    index = 0
-    while index < len(value):
-        char = value[index]
-        if char == "\\" and index + 1 < len(value):
-            following = value[index + 1]
-            out.append("\n" if following in "nN" else following)
-            index += 2
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)
+    return _TEXT_ESCAPE.sub(lambda escape: "\n" if escape[1] in "nN" else escape[1], value)
 
 
 def read_calendar(data: bytes, charset: str | None = None) -> Component:

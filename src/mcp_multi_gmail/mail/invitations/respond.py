@@ -201,20 +201,12 @@ async def respond_invitation(
             [reading.uid or "", str(reading.sequence), occurrence.value if occurrence else "", attendee, response]
         ),
     )
-    request = Request(
-        to=[organizer],
-        cc=[],
-        bcc=[],
-        subject=None,  # "Re: " and the invitation's subject keeps the answer in its thread
-        body=body,
-        html_body=None,
+    request = Request.server_written(
+        organizer,
+        None,  # "Re: " and the invitation's subject keeps the answer in its thread
+        body,
         in_reply_to=bare,
-        references=[],
-        quote_original=False,
-        signature=False,
         from_alias=attendee if attendee.casefold() != account.address.casefold() else None,
-        attachments=[],
-        text_only=True,
         calendar=calendar,
     )
     prepared = prepare(runtime.config, account, request, sending=True)

@@ -303,21 +303,7 @@ async def _mailto(
     *,
     force: bool,
 ) -> UnsubscribeResult:
-    request = Request(
-        to=[opt_out.address],
-        cc=[],
-        bcc=[],
-        subject=opt_out.subject,
-        body=opt_out.body,
-        html_body=None,
-        in_reply_to=None,
-        references=[],
-        quote_original=False,
-        signature=False,
-        from_alias=None,
-        attachments=[],
-        text_only=True,
-    )
+    request = Request.server_written(opt_out.address, opt_out.subject, opt_out.body)
     # From the mailbox's own address, no signature, no quote: nothing but what the URL names.
     prepared = Prepared(request, (account.address, None), None, [], None)
     try:
