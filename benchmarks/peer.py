@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from servers import HERE, log
+from common import HERE, log
 
 PEER_VENV = HERE / ".peer-venv"
 PEER_PACKAGE = "mcp-email-server"

@@ -16,8 +16,9 @@ from typing import Any
 import fixtures as fx
 import operations as op
 import wakeup
+from common import log
 from harness import Before, Cell, Driver, Operation, Reply, Sample, StartupPair, measure_side_by_side
-from servers import Setup, log
+from servers import Setup
 
 from gmail_emulator import GmailEmulator
 

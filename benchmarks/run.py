@@ -25,18 +25,17 @@ sys.path.insert(0, str(HERE))
 
 import report  # noqa: E402
 import wakeup  # noqa: E402
+from common import RESULTS, log  # noqa: E402
 from harness import Driver, time_startups_side_by_side  # noqa: E402
 from mcp import StdioServerParameters  # noqa: E402
 from peer import PEER_PACKAGE, PEER_VERSION, PeerStatus, ensure_peer  # noqa: E402
 from rows import MINIMAL, OURS, PEER, Bench, Row, startup_rows, watcher_row  # noqa: E402
 from servers import (  # noqa: E402
-    RESULTS,
     SMOKE_SWEEP_SIZE,
     SWEEP_SIZE,
     ErrLogs,
     Setup,
     build_mailboxes,
-    log,
     minimal_params,
     ours_params,
     peer_params,

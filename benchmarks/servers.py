@@ -16,28 +16,18 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 import fixtures as fx
+from common import HERE, RESULTS, log
 from mcp import StdioServerParameters
+from peer import PeerStatus
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.gmail.endpoint import loopback_environ
 
-if TYPE_CHECKING:
-    from peer import PeerStatus
-
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-
-
 SWEEP_SIZE = 5000
 SMOKE_SWEEP_SIZE = 1000  # the smoke run's sweep rows: the paging path over 5 000 takes a minute a run
-
-
-def log(message: str) -> None:
-    sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
-    sys.stderr.flush()
 
 
 @dataclass

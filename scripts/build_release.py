@@ -62,6 +62,7 @@ FILES = (
     "docs/pro-asistenta-rozesilky.md",
     "docs/pro-asistenta-preposlani.md",
     "docs/pro-asistenta-pozvanky.md",
+    "docs/pro-asistenta-pripominky.md",
     # The pages README.md hands its reference sections on to (README.en.md's stay in the clone).
     "docs/konfigurace.md",
     "docs/nastroje.md",

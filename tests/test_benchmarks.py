@@ -40,7 +40,7 @@ def test_every_module_imports_and_the_smoke_mode_is_small() -> None:
     assert (args.calls, args.latency_list, args.with_big, args.startup_calls, args.watch_calls) == (1, [0], False, 1, 1)
     full = run.parse_args([])
     assert (full.calls, full.latency_list, full.with_big) == (5, [0, 25, 50], True)
-    for name in ("operations", "report", "rows", "servers", "peer", "fixtures", "wakeup"):
+    for name in ("operations", "report", "rows", "servers", "peer", "fixtures", "wakeup", "common"):
         bench(name)
 
 

@@ -31,6 +31,7 @@ from mcp_multi_gmail.text import html_to_text
     ],
 )
 def test_hostile_sizes_stay_fast(call: Any) -> None:
-    started = time.perf_counter()
+    # CPU time of this process, not wall time: the other workers sharing the cores do not count.
+    started = time.process_time()
     call()
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0

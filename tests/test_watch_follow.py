@@ -317,12 +317,14 @@ def test_the_process_wakes_on_idle_within_seconds_and_ends_on_sigterm(
         delays.append(time.monotonic() - delivered)
         assert line == news("osobni 1"), line
         assert proc.poll() is None, f"ended after delivery {n + 1}"
-    assert max(delays) <= 5, delays  # the poll would come after 5 minutes
+    assert max(delays) <= 30, delays  # the poll would come after 5 minutes; slack for a machine under load
     stopped = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     code = proc.wait(timeout=10)
     took = time.monotonic() - stopped
-    assert code == 4 and took <= 2, (code, took)
+    # The watcher gives its IDLE threads 1.5 s (loop.py); a DONE left unanswered would take 30 s. The
+    # rest of the slack is for a machine under load.
+    assert code == 4 and took <= 5, (code, took)
     assert out.get(timeout=10) is None  # a stop by signal prints nothing: nobody is asked to restart it
     # The IDLE connection logged out rather than being dropped.
     commands = emulator.commands(OSOBNI)

@@ -157,7 +157,9 @@ async def test_a_slow_endpoint_ends_at_the_deadline_with_the_request_sent(web_st
     assert failed.value.request_sent is True and failed.value.code == "upstream_error"
     assert failed.value.retryable is False
     assert "within the deadline of 1 s" in failed.value.message and "may have acted" in failed.value.message
-    assert 1.0 <= elapsed < 2.5
+    # Not before the deadline; the upper bound only tells the deadline from the answer, which never
+    # comes (seconds of slack: the suite's other workers share the cores).
+    assert 1.0 <= elapsed < 5.0
     [connection] = web_standin.settled()  # the client closed its connection, the answer still held back
     assert connection.gave_up.is_set() and connection.request is not None and connection.request.after == b""
 
@@ -367,7 +369,7 @@ async def test_the_deadline_covers_the_lookup(dials: Dials) -> None:
     elapsed = time.monotonic() - started
     stuck.set()
     assert failed.value.request_sent is False and "lookup of news.example" in failed.value.message
-    assert 0.5 <= elapsed < 2.0
+    assert 0.5 <= elapsed < 5.0  # the lookup would take 10 s; slack for a machine under load
     assert dials.connects == []
 
 
@@ -458,7 +460,8 @@ async def test_a_cancelled_call_ends_a_connect_that_hangs(monkeypatch: pytest.Mo
         with pytest.raises(asyncio.CancelledError):
             await task
         # The worker thread closes its socket once connect() returns: at once when cut.
-        await wait_until_async(lambda: dialled[0].fileno() == -1, 3, "the hanging connect cut")
+        # (5 s: well before the 10 s deadline, with slack for a machine under load)
+        await wait_until_async(lambda: dialled[0].fileno() == -1, 5, "the hanging connect cut")
     finally:
         for filler in fillers:
             filler.close()

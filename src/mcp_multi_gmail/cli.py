@@ -195,6 +195,7 @@ def check_config(path: Path) -> int:
     """`--check-config FILE`: the start-up report, then what changed since 1.5.0 for this file.
 
     Exit 0 when the server would start with it, 1 when not. Connects nowhere."""
+    from .config.zone import zone_line
     from .migration import migration_notes
     from .runtime import check_start
     from .startup import summary
@@ -205,6 +206,7 @@ def check_config(path: Path) -> int:
     lines = list(check.lines)
     if check.runtime is not None:
         lines.append(f"V pořádku, server by naběhl: {summary(check.runtime.config)}")
+        lines.append(zone_line(check.runtime.config.timezone))
     else:
         lines.append("Server by s tímto nastavením nenaběhl.")
     notes = migration_notes(path, layout)

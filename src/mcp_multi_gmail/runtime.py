@@ -7,10 +7,13 @@ running with its mail tools answering `config_invalid` until a reload succeeds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from .config import Account, Config, ConfigError, SignIn, load_config
 from .errors import MailError
@@ -52,6 +55,12 @@ class Runtime:
     # Tests only: a deadline below the configuration's floor of 10 s, so a test of what happens at
     # the deadline waits a second or two, not ten. It outlives reloads; no file or variable sets it.
     call_timeout_override_s: float | None = None
+    # What "now" is for dates of the user's calendar (reminders, waiting replies); tests set their own.
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC), repr=False)
+    # Mailbox name -> the user's day its empty reminder date labels were last swept (at most once a day).
+    reminder_sweeps: dict[str, date] = field(default_factory=dict)
+    # The waiting-reply lists of recent mg_awaiting_replies calls, for their later pages.
+    follow_up_lists: Memo = field(default_factory=lambda: Memo())
 
     @classmethod
     def load(
@@ -113,6 +122,32 @@ class Runtime:
         if name == "all":
             return list(self.config.accounts)
         return [self.account(name)]
+
+
+class Memo:
+    """Recent results keyed by their arguments, each valid while its folder's view stamp stays the
+    same (gmail.imap.ImapSession.view_stamp) and for `keep` at most; shared by worker threads."""
+
+    def __init__(self, size: int = 16, keep: timedelta = timedelta(minutes=10)) -> None:
+        self._size, self._keep = size, keep
+        self._found: OrderedDict[Hashable, tuple[Hashable, datetime, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, stamp: Hashable | None, now: datetime) -> Any | None:
+        with self._lock:
+            found = self._found.get(key)
+        if stamp is None or found is None or found[0] != stamp or now - found[1] > self._keep:
+            return None
+        return found[2]
+
+    def remember(self, key: Hashable, stamp: Hashable | None, now: datetime, value: Any) -> None:
+        if stamp is None:
+            return
+        with self._lock:
+            self._found[key] = (stamp, now, value)
+            self._found.move_to_end(key)
+            while len(self._found) > self._size:
+                self._found.popitem(last=False)
 
 
 # --- the start-up checks and repair mode -------------------------------------------------------

@@ -6,15 +6,26 @@ one, and its folder synced, so a crash leaves the old file or the new one, never
 Processes take turns through an advisory lock on a file of its own (`fcntl.flock`, where the
 system offers one; elsewhere only the threads of one process take turns, through the callers' own
 thread locks). Both are readable and writable by their owner only.
+
+Every store writes a moment the same way, `utc_stamp`: UTC to the second, `2026-12-06T10:59:22Z`
+(the tool results show moments so too). Every store reads its file through `read_versioned`, and a
+file that cannot be used or written is reported the same way whichever store it is (`damaged`,
+`unwritable`, both with the code `STORE_ERROR`): the file is kept as it is, never emptied, because
+it may be all that stops a message from going out twice or a change from being lost.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+from .errors import ErrorCode, MailError
 
 try:
     import fcntl
@@ -60,3 +71,55 @@ def write_atomically(path: Path, text: str) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def utc_stamp(moment: datetime) -> str:
+    """`moment` as the server writes it: UTC, whole seconds, `Z` (`2026-12-06T10:59:22Z`)."""
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def parse_utc_stamp(value: object) -> datetime:
+    """A written moment (any ISO 8601 time with its offset) back, in UTC; ValueError when it is none."""
+    return datetime.fromisoformat(str(value)).astimezone(UTC)
+
+
+# --- a file that cannot be used or written: one code, one kind of message --------------------------
+
+STORE_ERROR: ErrorCode = "upstream_error"
+
+
+def damaged(name: str, path: Path, why: str, outcome: str, advice: str) -> MailError:
+    """`name` ("The send journal") at `path` cannot be used; `outcome`: what the call did not do."""
+    return MailError(
+        STORE_ERROR,
+        f"{name} {path} is damaged ({why}). {outcome} The file is kept as it is, never emptied automatically. "
+        f"Ask the user to look at it: {advice}",
+    )
+
+
+def unwritable(name: str, folder: Path, error: OSError, outcome: str) -> MailError:
+    """`name` cannot be written in `folder`; `outcome`: what the call did not do, and why that matters."""
+    reason = error.strerror or type(error).__name__
+    return MailError(
+        STORE_ERROR,
+        f"{name} cannot be written in {folder} ({reason}). {outcome} Ask the user to make that folder writable "
+        "for the server (or free disk space), then try again.",
+    )
+
+
+def read_versioned(path: Path, version: int, damage: Callable[[str], MailError]) -> dict[str, Any] | None:
+    """The JSON object a store wrote at `path` with `version`; None when there is no file yet.
+    Anything else raises `damage(why)`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise damage(f"cannot be read: {type(error).__name__}") from None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or data.get("version") != version:
+        raise damage("not a file this server wrote")
+    return data

@@ -164,7 +164,7 @@ async def test_input_schemas_publish_every_bound_and_strict_booleans(demo: Runti
 
     async with Client(build_server(demo)) as client:
         tools = (await client.list_tools()).tools
-    assert len(tools) == 22
+    assert len(tools) == 24
     for tool in tools:
         for name, schema in tool.input_schema["properties"].items():
             walk(f"{tool.name}.{name}", schema)

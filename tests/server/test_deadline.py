@@ -65,7 +65,8 @@ async def test_writes_cut_off_by_the_deadline_say_what_may_have_happened(
             {"account": "o", "to": ["petr@partner.example"], "subject": "S", "body": "B", "quote_original": False},
         )
         group.start_soon(run, "read", "mg_get_message", {"account": "o", "message_id": "ahoj@example.org"})
-    assert time.monotonic() - started < TIMEOUT_S + 2
+    # Against the 30 s stall and the held send; the slack is for a machine whose cores are busy.
+    assert time.monotonic() - started < TIMEOUT_S + 5
 
     label = _body(results["label"])
     assert label["code"] == "upstream_error" and label["retryable"] is True

@@ -26,6 +26,9 @@ from support import gmail_env, wait_until
 OSOBNI = {"name": "osobni", "address": "osobni@example.cz", "password": "osobniheslohesla"}
 SEARCH = {"account": "osobni", "query": "from:karel"}
 TIMEOUT_S = 3.0  # the deadline of the deadline tests
+# What these tests tell apart is the deadline (3 s) from a stall of 30 s or a drip of minutes; the
+# slack past the deadline is for the scheduler of a machine whose cores other work keeps busy.
+SLACK_S = 5.0
 
 
 def _seed(emulator: GmailEmulator, count: int = 3) -> None:
@@ -75,12 +78,24 @@ def _check_quick(rounds: dict[str, list[float]], label: str) -> None:
     for name in ("ping", "mg_list_accounts", "mg_reload_config"):
         samples = sorted(rounds.get(name, []))
         assert samples, name
-        # The emulator shares this test process (and two cores with another pytest worker), so one
-        # sample may catch a scheduling hiccup; a starved transport shows as seconds, not 0.1 s.
-        # benchmarks/load.py reports the exact figures on an otherwise idle machine.
-        assert samples[-1] < 1.0 and (len(samples) < 3 or samples[-2] < 0.1), (name, [round(x * 1000) for x in samples])
+        # The emulator shares this test process, and the suite's other workers (and whatever else
+        # runs) share the two cores, so any few samples may catch the scheduler's hiccups. A starved
+        # transport is slow for every request while the calls run, for seconds: the typical answer
+        # and nearly all of them stay quick. benchmarks/load.py reports the exact figures.
+        assert statistics.median(samples) < 0.1 and samples[-1] < 2.0, (name, [round(x * 1000) for x in samples])
+        assert _share_quick(samples) >= 0.75, (name, [round(x * 1000) for x in samples])
     if "tools/list" in rounds:
         assert statistics.median(rounds["tools/list"]) < 0.1, rounds["tools/list"]
+
+
+def _share_quick(samples: list[float]) -> float:
+    """The share of round trips under 100 ms."""
+    return sum(1 for x in samples if x < 0.1) / len(samples)
+
+
+def _quick_ping(server: ServerProcess) -> float:
+    """The quickest of five pings: one may meet a busy scheduler, five do not all."""
+    return float(min(server.ping() for _ in range(5)))
 
 
 def _first_call(server: ServerProcess) -> None:
@@ -167,13 +182,14 @@ def test_forty_calls_against_a_stalled_search_end_at_the_deadline(
         answers = _answers_while(server, _arrived(server, ids))
         replies = [server.wait_timed(i, 60) for i in ids]
         for reply, arrived in replies:
-            assert arrived - sent < TIMEOUT_S + 2
+            assert arrived - sent < TIMEOUT_S + SLACK_S
             failed, body = tool_result(reply)
             assert failed and body["code"] == "upstream_error" and body["retryable"] is True
             assert f"deadline of {TIMEOUT_S:g} s" in body["message"] and "Nothing was changed" in body["message"]
         # Abandoned sessions closed their sockets instead of waiting the stall out.
-        wait_until(lambda: server.open_imap_sockets(emulator.imap_port) == 0, 3, "the IMAP sockets to close")
-        assert server.ping() < 0.1
+        # Well before the stall's 30 s: the sockets were closed, not waited out.
+        wait_until(lambda: server.open_imap_sockets(emulator.imap_port) == 0, 10, "the IMAP sockets to close")
+        assert _quick_ping(server) < 0.1
     finally:
         server.close()
     slowest = max(replies, key=lambda r: r[1])[1] - sent
@@ -186,17 +202,18 @@ def test_slow_drip_is_cut_off_at_the_deadline(
     emulator: GmailEmulator, write_config: Callable[..., Path], tmp_path: Path
 ) -> None:
     _seed(emulator)
-    emulator.set_bandwidth(40)  # 40 bytes a second: no single read ever times out
     config = write_config([OSOBNI], call_timeout_s=10)
     server = ServerProcess(config, server_env(gmail_env(emulator), tmp_path / "state"), call_timeout_s=TIMEOUT_S)
     try:
+        _first_call(server)  # at full speed: the first call's one-off costs are not the drip's
+        emulator.set_bandwidth(40)  # 40 bytes a second: no single read ever times out
         sent = time.monotonic()
         reply, arrived = server.wait_timed(server.call("mg_search_threads", SEARCH), 60)
         print(f"slow drip: deadline error after {arrived - sent:.2f} s")
-        assert TIMEOUT_S - 0.5 < arrived - sent < TIMEOUT_S + 2
+        assert TIMEOUT_S - 0.5 < arrived - sent < TIMEOUT_S + SLACK_S
         failed, body = tool_result(reply)
         assert failed and body["code"] == "upstream_error" and body["retryable"] is True
         assert "deadline" in body["message"] and 'mailbox "osobni"' in body["message"]
-        wait_until(lambda: server.open_imap_sockets(emulator.imap_port) == 0, 3, "the IMAP socket to close")
+        wait_until(lambda: server.open_imap_sockets(emulator.imap_port) == 0, 10, "the IMAP socket to close")
     finally:
         server.close()

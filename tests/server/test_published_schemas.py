@@ -72,7 +72,7 @@ def _schemas(tool: Tool) -> Iterator[tuple[str, dict[str, Any]]]:
 
 async def test_every_published_schema_is_json_schema_2020_12_with_standard_keywords(demo: Runtime) -> None:
     tools = await _tools(demo)
-    assert len(tools) == 22
+    assert len(tools) == 24
     assert all(tool.output_schema is not None for tool in tools)
     for tool in tools:
         for label, schema in _schemas(tool):

@@ -127,7 +127,7 @@ def test_broken_configuration_is_repaired_without_a_restart(
     assert PASSWORD not in instructions
 
     # the tools are listed as usual; every mail tool refuses with the report, not retryable
-    assert len(session.tools()) == 22
+    assert len(session.tools()) == 24
     for tool, arguments in (
         ("mg_next_pass", {"account": "osobni", "since": "2026-01-01"}),
         ("mg_list_accounts", {}),

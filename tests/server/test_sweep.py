@@ -227,7 +227,8 @@ async def test_damaged_record_is_reported_and_kept(
         change={"flagged": True},
         confirm_token=preview["confirm_token"],
     )
-    assert body["code"] == "not_found" and "damaged" in body["message"] and str(path) in body["message"]
+    # the code of every damaged file of the server's own (statefile.py), whichever store
+    assert body["code"] == "upstream_error" and "damaged" in body["message"] and str(path) in body["message"]
     assert path.read_text(encoding="utf-8") == '{"version": 1, "acc'  # never emptied
     assert emulator.snapshot() == snapshot
 

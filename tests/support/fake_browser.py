@@ -30,10 +30,11 @@ def main(url: str) -> None:
         urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=tls), _Stay()
     )
     try:
-        opener.open(url, timeout=10)
-        return  # no redirect: nothing to come back with
+        with opener.open(url, timeout=10):
+            return  # no redirect: nothing to come back with
     except urllib.error.HTTPError as answer:
-        location = answer.headers["Location"]
+        with answer:  # the redirect's answer holds its connection: closed now, not when collected
+            location = answer.headers["Location"]
     parts = urlsplit(location)
     query = dict(parse_qsl(parts.query))
     with open(os.environ["FAKE_BROWSER_LOG"], "a", encoding="utf-8") as log:

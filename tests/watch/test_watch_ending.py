@@ -56,7 +56,7 @@ def test_external_stop_ends_promptly(make: Callable[..., Watcher]) -> None:
     outcome = watcher.run()
     timer.join()
     assert (outcome.code, outcome.line) == (4, LINE_ABORTED)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 5  # against 60 s (10 s); the slack is for a machine under load
 
 
 def test_stop_during_a_slow_gmail_answer_ends_promptly(state_dir: Path, fake: FakeTime) -> None:
@@ -77,7 +77,7 @@ def test_stop_during_a_slow_gmail_answer_ends_promptly(state_dir: Path, fake: Fa
         release.set()
         timer.join()
     assert (outcome.code, outcome.line) == (4, LINE_ABORTED)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 5  # against 60 s (10 s); the slack is for a machine under load
     assert not (state_dir / KNOWN_FILE).exists()  # a half-done round is not saved
 
 

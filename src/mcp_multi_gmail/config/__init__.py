@@ -6,6 +6,7 @@ from .loader import load_config
 from .passwords import PLACEHOLDER, normalize_app_password
 from .report import ConfigError
 from .resolved import Account, Alias, Config, OAuthClient, Signature, SignIn
+from .zone import UserZone
 
 __all__ = [
     "MIN_INTERVAL_MS",
@@ -17,6 +18,7 @@ __all__ = [
     "OAuthClient",
     "SignIn",
     "Signature",
+    "UserZone",
     "html_to_text",
     "load_config",
     "normalize_app_password",

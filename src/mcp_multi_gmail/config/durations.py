@@ -33,3 +33,15 @@ def parse_hours(text: str) -> tuple[int, int] | None:
     if start > 24 or end > 24 or start == end:
         return None
     return start, end
+
+
+_AGE = re.compile(r"^\s*(\d+(?:[.,]\d+)?)\s*([dhDH]?)\s*$")
+
+
+def parse_age_s(text: str) -> int | None:
+    """`"3d"` → 259200, `"36h"`, `"2.5d"`, `"3"` (days); None when unreadable."""
+    match = _AGE.match(text)
+    if match is None:
+        return None
+    number = float(match.group(1).replace(",", "."))
+    return round(number * (3_600 if match.group(2).lower() == "h" else 86_400))

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from ..layout import AddonLayout, default_download_dir
-from .durations import MIN_INTERVAL_MS, parse_duration_ms, parse_hours
+from .durations import MIN_INTERVAL_MS, parse_age_s, parse_duration_ms, parse_hours
 from .models import RawAccount, RawConfig
 from .oauth_client import read_oauth_client
 from .passwords import PLACEHOLDER, PasswordsFile, read_passwords_file, resolve_password
@@ -19,6 +19,7 @@ from .paths import absolute_from
 from .report import ConfigError, Problems, schema_report
 from .resolved import Account, Alias, Config, OAuthClient
 from .signatures import resolve_signatures
+from .zone import zone_problem
 
 # Gmail allows 15 IMAP connections per account, shared with the user's other mail clients.
 MIN_CONNECTIONS, MAX_CONNECTIONS = 1, 10
@@ -108,6 +109,7 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
             f"do {MAX_CALL_TIMEOUT_S} (výchozí 60)"
         )
     _check_sweep_limit(None, model.sweep_limit, problems)
+    follow_up_after_s = _follow_ups(model, problems)
 
     names = [a.name for a in model.accounts]
     duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -126,7 +128,9 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
 
     _check_classifications("classification_labels", model.classification_labels, problems)
     accounts = tuple(
-        _resolve_account(acc, model, config_dir, passwords_file, oauth_client, environ, problems, warnings)
+        _resolve_account(
+            acc, model, config_dir, passwords_file, oauth_client, environ, problems, warnings, follow_up_after_s
+        )
         for acc in model.accounts
     )
     if problems:
@@ -158,7 +162,23 @@ def _resolve(path: Path, model: RawConfig, layout: AddonLayout | None, environ: 
         call_timeout_s=model.call_timeout_s,
         confirm_sends=model.confirm_sends,
         oauth_client=oauth_client,
+        timezone=model.timezone,
     )
+
+
+def _follow_ups(model: RawConfig, problems: Problems) -> int:
+    """The top-level follow_up_after in seconds; an unusable `timezone` is reported."""
+    if model.timezone is not None and (zone := zone_problem(model.timezone)) is not None:
+        problems.add(zone)
+    return _follow_up_after(None, model.follow_up_after, problems)
+
+
+def _follow_up_after(who: str | None, text: str, problems: Problems) -> int:
+    seconds = parse_age_s(text)
+    if seconds is None or not 3_600 <= seconds <= 365 * 86_400:
+        problems.add(f'{f"{who}: " if who else ""}"follow_up_after" je "{text}", čeká se třeba "3d" nebo "36h"')
+        return 3 * 86_400
+    return seconds
 
 
 def _oauth_client(
@@ -192,6 +212,7 @@ def _resolve_account(
     environ: Mapping[str, str],
     problems: Problems,
     warnings: list[str],
+    follow_up_after_s: int,
 ) -> Account:
     who = f"schránka `{acc.name}`"
     if acc.auth == "oauth":
@@ -261,6 +282,12 @@ def _resolve_account(
         watch_idle=acc.watch_idle if acc.own_watch_idle else model.watch_idle,
         auth=acc.auth,
         oauth=oauth_client if acc.auth == "oauth" else None,
+        follow_up_after_s=(
+            _follow_up_after(who, acc.follow_up_after, problems)
+            if acc.follow_up_after is not None
+            else follow_up_after_s
+        ),
+        reminder_label=acc.reminder_label,
     )
 
 

@@ -107,6 +107,10 @@ class RawAccount(_Strict):
     max_connections: int = 4
     # Absent = the top-level `sweep_limit`: the most messages one mg_sweep may change.
     sweep_limit: int | None = None
+    # Absent = the top-level `follow_up_after`: how long a sent message waits before it is overdue.
+    follow_up_after: str | None = None
+    # The parent label of the reminder labels (docs/pripominky.md, docs/en/follow-ups.md).
+    reminder_label: PlainText = "Připomínky"
 
     @property
     def limits_recipients(self) -> bool:
@@ -140,3 +144,7 @@ class RawConfig(_Strict):
     sweep_limit: int = DEFAULT_SWEEP_LIMIT
     # True: mg_send_message asks the client to have the user confirm every call (docs/en/security.md).
     confirm_sends: bool = False
+    # How long a sent message waits for an answer before mg_awaiting_replies lists it ("3d", "36h").
+    follow_up_after: str = "3d"
+    # The user's calendar: an IANA zone name; absent = the machine's local zone.
+    timezone: PlainText | None = None

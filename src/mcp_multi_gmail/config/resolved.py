@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..deadline import DEFAULT_CALL_TIMEOUT_S
+from .zone import UserZone
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ class Account:
     auth: Literal["app_password", "oauth"] = "app_password"
     oauth: OAuthClient | None = None  # set for "auth": "oauth" (then `password` is "")
     can_unsubscribe: bool = False  # leaving lists (policy.check_can_unsubscribe); independent of can_send
+    follow_up_after_s: int = 3 * 86_400  # a sent message older than this without an answer is overdue
+    reminder_label: str = "Připomínky"  # the parent of the reminder labels
 
     @property
     def login(self) -> str | SignIn:
@@ -94,6 +97,11 @@ class Config:
     call_timeout_s: int = DEFAULT_CALL_TIMEOUT_S  # one deadline for every tool call
     confirm_sends: bool = False  # mg_send_message asks for the user's confirmation in the client
     oauth_client: OAuthClient | None = None
+    timezone: str | None = None  # the user's IANA zone; None = the machine's local zone
+
+    @property
+    def zone(self) -> UserZone:
+        return UserZone(self.timezone)
 
     def account(self, name: str) -> Account | None:
         return next((a for a in self.accounts if a.name == name), None)

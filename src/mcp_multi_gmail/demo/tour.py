@@ -2,8 +2,9 @@
 
 The tour starts the embedded emulator with the demo seed, launches the server as a subprocess
 over stdio (exactly as Claude Code would) and walks through one pass: the mailboxes, the pass,
-a whole thread, labelling with `since`, the empty window, a search across every mailbox, and at
-last a `--follow` watcher printing its line when a message arrives (demo/follower.py). Each step
+a whole thread, labelling with `since`, the empty window, a search across every mailbox, the
+replies the user waits for with a reminder that falls due and is answered, and at last a
+`--follow` watcher printing its line when a message arrives (demo/follower.py). Each step
 prints a few readable lines on stdout (the tour is for a person, not a server).
 """
 
@@ -175,6 +176,7 @@ class Tour:
         if setup is not None:
             await self.new_mail(setup, since)
             await self.invitation(client, setup)
+            await self.follow_ups(client, setup, since)
 
     async def accounts(self, client: Client) -> None:
         self.heading(1, self.t("step1"))
@@ -357,6 +359,58 @@ class Tour:
         self.line(f"» {followed.line}", indent=5)
         self.line(self.t("follow_note"), indent=3)
         self.line(self.t("follow_stopped", seconds=self.seconds(followed.stop_seconds)), indent=3)
+
+    async def follow_ups(self, client: Client, setup: DemoSetup, since: str) -> None:
+        """Who owes the user an answer; an out-of-office keeps it waiting, a reminder comes due, and a
+        reply with a new subject ends the wait and the reminder."""
+        self.heading(9, self.t("step9"))
+        waiting = await self.call(client, "mg_awaiting_replies", {"account": "all"})
+        self.expect(bool(waiting["threads"]), "mg_awaiting_replies: nothing waits in the demo")
+        first = waiting["threads"][0]
+        thread = await self.call(
+            client, "mg_get_thread", {"account": first["account"], "thread_id": first["thread_id"]}
+        )
+        mine = [m for m in thread["messages"] if m["state"] == "sent"][-1]["message_id"]
+        owed = first["owed_by"][0]
+        away = self.answer(owed, mine, self.t("away_subject"), away=True)
+        setup.emulator.deliver(FOLLOW_ADDRESS, away)
+        again = await self.call(client, "mg_awaiting_replies", {"account": "all"})
+        same = next(t for t in again["threads"] if t["thread_id"] == first["thread_id"])
+        self.expect(same["auto_reply_came"] is True, "mg_awaiting_replies: the out-of-office ended the wait")
+        self.waiting_line(same, self.t("away"))
+        today = self.now.astimezone().date().isoformat()
+        args = {"account": first["account"], "thread_id": first["thread_id"], "on": today}
+        reminded = await self.call(client, "mg_remind", args)
+        due = await self.call(client, "mg_next_pass", {"account": first["account"], "since": since})
+        self.expect(len(due["reminders_due"]) == 1, "mg_next_pass: the reminder is not due")
+        overdue = self.count(due["awaiting_overdue"], "thread")
+        label = reminded["reminder"]["label"]
+        self.line(self.t("due", label=label, on=due["reminders_due"][0]["on"], overdue=overdue), indent=3)
+        reply = self.answer(owed, mine, self.t("answer_subject"), away=False)
+        setup.emulator.deliver(FOLLOW_ADDRESS, reply)
+        answered = await self.call(client, "mg_next_pass", {"account": first["account"], "since": since})
+        came = [r for r in answered["reminders_due"] if r["answered"]]
+        after = await self.call(client, "mg_awaiting_replies", {"account": "all"})
+        gone = all(t["thread_id"] != first["thread_id"] for t in after["threads"])
+        self.expect(len(came) == 1 and gone, "an answer with a new subject did not end the wait")
+        self.line(self.t("answered", subject=self.t("answer_subject")), indent=3)
+
+    def waiting_line(self, entry: dict[str, Any], note: str) -> None:
+        who = _who(entry["owed_by"][0]) if entry["owed_by"] else "?"
+        days = self.count(entry["days_waiting"], "day")
+        self.line(f"[{entry['account']}] " + _short(entry["subject"], 30) + f" · {who} · {days} · {note}", indent=3)
+
+    def answer(self, owed: dict[str, Any], mine: str, subject: str, *, away: bool) -> EmailMessage:
+        message = EmailMessage()
+        message["From"] = owed.get("address") or "someone@example.org"
+        message["To"] = FOLLOW_ADDRESS
+        message["Subject"] = subject
+        message["Message-ID"] = f"<{uuid.uuid4().hex}@example.org>"
+        message["In-Reply-To"] = message["References"] = f"<{mine}>"
+        if away:
+            message["Auto-Submitted"] = "auto-replied"
+        message.set_content(self.t("away_body" if away else "answer_body"))
+        return message
 
     async def invitation(self, client: Client, setup: DemoSetup) -> None:
         import anyio

@@ -22,6 +22,7 @@ from imapclient.exceptions import IMAPClientAbortError, IMAPClientError
 
 from ..config import SignIn
 from ..errors import MailError
+from ..statefile import utc_stamp
 from .endpoint import Endpoint
 from .imap import ALL_MAIL, DRAFTS, TRASH, ImapSession
 from .imap.failures import connection_broke, gmail_reason, network_error
@@ -194,7 +195,7 @@ class ProbeReport:
 
 
 def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc_stamp(moment)
 
 
 def _offset(delta: timedelta) -> str:

@@ -2,7 +2,8 @@
 
 Sending, recipients, sender aliases, outgoing attachments, labels, flags, the size limit and
 unsubscribing are all checked here and nowhere else, one module per subject: `sending`,
-`attachments`, `labels` (labels, flags and sweeps), `unsubscribing`, over `common`. The functions
+`attachments`, `labels` (labels, flags and sweeps), `unsubscribing`, `reminders` (the reminder
+labels' own family, docs/pripominky.md), over `common`. The functions
 are pure (apart from `realpath`/`stat` for attachments) and take the configured values as plain
 parameters. Every refusal raises `MailError` with an English message that says what is allowed,
 and never suggests that the assistant widen a permission: that is the user's decision alone.
@@ -11,6 +12,7 @@ This face hands on the names the rest of the server uses (`policy.check_recipien
 """
 
 from ..headers import check_header_value  # re-exported for callers, as before the split
+from . import reminders
 from .attachments import MAX_ATTACHMENTS, AllowedAttachment, check_single_name, resolve_attachments
 from .common import check_count
 from .labels import (
@@ -81,6 +83,7 @@ __all__ = [
     "check_thread_label",
     "imap_flag",
     "one_click_target",
+    "reminders",
     "resolve_attachments",
     "resolve_sender",
     "why_not_mailto",

@@ -25,6 +25,7 @@ from .instructions import (
     GUIDE_URI,
     INVITATIONS_URI,
     LISTS_URI,
+    REMINDERS_URI,
     SETUP_URI,
     TROUBLE_URI,
     UNDO_URI,
@@ -34,6 +35,7 @@ from .instructions import (
 from .lifetime import LOGOUT_GRACE_S
 from .notify import progress_notifications
 from .schema import published
+from .shipped import shipped_tools, wire_form
 from .tools.arguments import invalid_arguments
 from .tools.common import compact_json, error_result
 
@@ -94,6 +96,12 @@ GUIDES = (
         "Pozvánky: průvodce pro asistenta (mcp-multi-gmail)",
         "The Czech guide to meeting invitations: reading them, and answering only on the user's word.",
     ),
+    (
+        REMINDERS_URI,
+        "pro-asistenta-pripominky.md",
+        "Připomínky: průvodce pro asistenta (mcp-multi-gmail)",
+        "The Czech guide to follow-ups: replies the user waits for, reminders kept as labels, nudges.",
+    ),
 )
 
 
@@ -117,9 +125,28 @@ class GmailServer(MCPServer):
     """
 
     runtime: Runtime | None = None  # set by build_server; read for repair mode and confirm_sends
+    served_shipped: list[Tool] | None = None  # the shipped list, once tools/list answered with it
 
     async def list_tools(self) -> list[Tool]:
+        if not tools_built(self):
+            shipped = shipped_tools()  # the same list, without building a tool (shipped.py)
+            if shipped is not None:
+                self.served_shipped = shipped
+                return _with_send_marks(shipped, self.runtime)
+        return await self._built_list()
+
+    async def _built_list(self) -> list[Tool]:
         return [published(tool) for tool in await super().list_tools()]  # standard JSON Schema (schema.py)
+
+    async def _check_shipped(self, context: Context[Any, Any] | None) -> None:
+        """At the first call, which builds the tools: a shipped list that differs from them (a
+        changed tool whose data/tools.json was not regenerated) is announced, so clients read it anew."""
+        shipped, self.served_shipped = self.served_shipped, None
+        if shipped is None or wire_form(await self._built_list()) == wire_form(_with_send_marks(shipped, self.runtime)):
+            return
+        logger.warning("data/tools.json differs from the tools as built; clients are told to list them again")
+        if context is not None:
+            await _announce_tools_changed(context)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -127,6 +154,8 @@ class GmailServer(MCPServer):
         repair = self.runtime.repair if self.runtime is not None else None
         if repair is not None and name != RELOAD_TOOL and self._tool_manager.get_tool(name) is not None:
             return error_result(repair.error())  # repair mode: only mg_reload_config works
+        if self.served_shipped is not None:
+            await self._check_shipped(context)
         tools_before = _listed_tools(self) if name == RELOAD_TOOL else None
         try:
             async with progress_notifications(context):  # when the request carries a progressToken
@@ -199,7 +228,7 @@ def build_server(runtime: Runtime) -> MCPServer:
 
     def register_tools() -> None:
         # The tool modules pull in the mail layer, the result models and the protocol libraries.
-        from .tools import accounts, bulk, outgoing, read, subscriptions, work
+        from .tools import accounts, bulk, followups, outgoing, read, subscriptions, work
         from .tools.common import Registrar
 
         tool = Registrar(server, runtime)
@@ -209,6 +238,7 @@ def build_server(runtime: Runtime) -> MCPServer:
         outgoing.register(tool, runtime)
         bulk.register(tool, runtime)
         subscriptions.register(tool, runtime)
+        followups.register(tool, runtime)
         _mark_sends(server, runtime)
 
     _register_on_first_use(server, register_tools)
@@ -232,6 +262,14 @@ def _mark_sends(server: MCPServer, runtime: Runtime) -> None:
         tool = server._tool_manager.get_tool(name)
         if tool is not None:
             tool.meta = dict(CONFIRM_META) if runtime.config.confirm_sends else None
+
+
+def _with_send_marks(tools: list[Tool], runtime: Runtime | None) -> list[Tool]:
+    """The shipped list (made with confirm_sends off) as _mark_sends would have marked it."""
+    if runtime is None or not runtime.config.confirm_sends:
+        return tools
+    marked = {"meta": dict(CONFIRM_META)}
+    return [tool.model_copy(update=marked) if tool.name in SENDING_TOOLS else tool for tool in tools]
 
 
 def _listed_tools(server: MCPServer) -> list[tuple[str, Any]]:
@@ -266,7 +304,7 @@ class _ToolsOnFirstUse:
 
     `initialize` needs the instructions and capabilities only. Building the tools' schemas and
     importing everything behind them costs about as much again as the rest of start-up, so that
-    work waits for the first tools/list or tools/call."""
+    work waits for the first tools/call; tools/list is answered from the shipped list (shipped.py)."""
 
     def __init__(self, manager: Any, register: Callable[[], None]) -> None:
         self._manager = manager
@@ -286,8 +324,15 @@ def _register_on_first_use(server: MCPServer, register: Callable[[], None]) -> N
     server._tool_manager = _ToolsOnFirstUse(server._tool_manager, register)  # type: ignore[assignment]
 
 
+def tools_built(server: MCPServer) -> bool:
+    """Whether the tools exist yet (asking the stand-in anything else would build them)."""
+    manager = server._tool_manager
+    return not (isinstance(manager, _ToolsOnFirstUse) and manager._register is not None)
+
+
 def after_tools_built(server: MCPServer, then: Callable[[], None]) -> None:
-    """Call `then` once the tools are built (at the first tools/list or tools/call), or now."""
+    """Call `then` once the tools are built (at the first tools/call, or at a tools/list with no
+    shipped list), or now."""
     manager = server._tool_manager
     if isinstance(manager, _ToolsOnFirstUse) and manager._register is not None:
         manager.then = then

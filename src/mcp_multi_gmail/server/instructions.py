@@ -36,6 +36,7 @@ UNDO_URI = "guide://mcp-multi-gmail/vraceni"
 LISTS_URI = "guide://mcp-multi-gmail/rozesilky"
 FORWARD_URI = "guide://mcp-multi-gmail/preposlani"
 INVITATIONS_URI = "guide://mcp-multi-gmail/pozvanky"
+REMINDERS_URI = "guide://mcp-multi-gmail/pripominky"
 GUIDE_PREFIX = "guide://mcp-multi-gmail/"
 # (URI, what it is for) in the order the instructions list them, by the name after the common prefix.
 GUIDES_BY_NEED = (
@@ -44,6 +45,7 @@ GUIDES_BY_NEED = (
     (LISTS_URI, "lists"),
     (FORWARD_URI, "forwarding"),
     (INVITATIONS_URI, "invitations"),
+    (REMINDERS_URI, "follow-ups"),
 )
 MILADKA_URL = "https://miladka.cz"
 # Claude Code cuts at 2,048 characters; the margin covers a client that counts a little differently.

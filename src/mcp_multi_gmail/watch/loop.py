@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ..errors import MailError
 from ..layout import project_dir
+from ..mail.reminding import DUE_KEY_PREFIX
 from .args import NO_LIMIT, WatchArgs, WatchArgsError, WatchPlan, one_line, plan_watch
 from .check import Check, imap_check
 from .idle import IdleTimings, start_idlers, stop_idlers, timings_from
@@ -51,6 +52,7 @@ LINE_TIME_UP = "konec: vypršel čas hlídání. Spusť hlídače znovu se stejn
 NEW_MAIL_ADVICE = "Projdi ji průchodem (mg_next_pass) s kotvami, se kterými jsi hlídače spustila."
 # --follow: the watcher is still running when the line arrives, so the advice differs.
 FOLLOW_ADVICE = "Projdi ji průchodem (mg_next_pass); hlídač běží dál, znovu ho nespouštěj."
+REMINDER_ADVICE = "Připomínky přinese průchod (mg_next_pass, reminders_due)."
 FOLLOW_PROBLEM_ADVICE = "Hlídač skončil: řekni to uživateli a spusť hlídače znovu bez té schránky."
 # A mailbox failing every check this long (and at least twice) is worth a line, at most one an hour.
 UNREACHABLE_AFTER_S = 15 * 60.0
@@ -149,6 +151,7 @@ class Watcher:
         self._down: dict[str, _Down] = {}  # mailboxes whose checks fail, since when and how often
         self._down_told: dict[str, datetime] = {}  # when each last got an "unreachable" line
         self._token = ""  # our claim in wait.owner, written when run() starts
+        self._due: list[str] = []  # this round's reminders fallen due, "<mailbox> <count>"
 
     def run(self) -> Outcome:  # noqa: C901 - the loop keeps every exit (its exit codes) side by side
         started = self.clock()
@@ -181,7 +184,7 @@ class Watcher:
                     self._save(known)
                 elif self.follow:  # the newer watcher reports this round's mail, not both of us
                     return Outcome(EXIT_REPLACED, LINE_REPLACED)
-                outcome = self._follow(new, problems) if self.follow else _ended(new, problems)
+                outcome = self._follow(new, problems) if self.follow else _ended(new, problems, self._due)
                 if outcome is not None:
                     return outcome
             elif not outside_logged:
@@ -202,6 +205,8 @@ class Watcher:
         """--follow: say what the round found and go on, unless a problem ends watching."""
         if new:
             self._tell(f"nová pošta: {', '.join(new)}. {FOLLOW_ADVICE}")
+        if self._due:
+            self._tell(f"připomínky na dnešek: {', '.join(self._due)}. {REMINDER_ADVICE} Hlídač běží dál.")
         for line in self._unreachable_lines():
             self._tell(line)
         if problems:
@@ -258,6 +263,7 @@ class Watcher:
         """Check every watched mailbox in turn; None when stopped meanwhile."""
         new: list[str] = []
         problems: list[str] = []
+        self._due = []
         for name, since in self.watched.items():
             if self.abort.is_set():
                 return None
@@ -281,8 +287,11 @@ class Watcher:
             if self._down.pop(name, None) is not None:
                 self.log(f"schránka {name} je zase dostupná")
             fresh = keys - known.get(name, set())
-            if fresh:
-                new.append(f"{name} {len(fresh)}")
+            due = {key for key in fresh if key.startswith(DUE_KEY_PREFIX)}
+            if fresh - due:
+                new.append(f"{name} {len(fresh - due)}")
+            if due:
+                self._due.append(f"{name} {len(due)}")
             # Labelled mail leaves the window and is forgotten; reported mail is known from now on.
             known[name] = keys
         if self.abort.is_set():
@@ -352,10 +361,17 @@ class _Down:
     detail: str = ""
 
 
-def _ended(new: list[str], problems: list[str]) -> Outcome | None:
+def _ended(new: list[str], problems: list[str], due: list[str] | None = None) -> Outcome | None:
     """--wait: the round's news or problem ends the watcher with its one line."""
+    if due and not new:
+        line = f"připomínky na dnešek: {', '.join(due)}. {REMINDER_ADVICE}"
+        if problems:
+            line += f" Pozor: {'; '.join(problems)}."
+        return Outcome(EXIT_NEW_MAIL, line)
     if new:
         line = f"nová pošta: {', '.join(new)}. {NEW_MAIL_ADVICE}"
+        if due:
+            line += f" Připomínky na dnešek: {', '.join(due)}."
         if problems:
             line += f" Pozor: {'; '.join(problems)}."
         return Outcome(EXIT_NEW_MAIL, line)

@@ -49,6 +49,10 @@ class Knobs:
     # Gmail's "similar message" rule (same Message-ID and Date): filing skipped when a similar copy is in
     # Sent, and an APPEND replaces a similar copy. Reported once (WildDuck's notes), contradicted since.
     merge_similar_sent: bool = False
+    # Whether a message that joins a thread on arrival gets the user labels every earlier message of
+    # the thread carries (the conversation's labels). Not documented for IMAP (BEHAVIOURS.md, "Labels on
+    # a later reply"); off keeps labels per message, as IMAP shows them.
+    thread_labels_on_replies: bool = False
     # Threading on arrival needs a matching subject (Re:/Fwd: prefixes aside) as well as references.
     thread_by_subject: bool = True
     # Where a header without its blank line ends (BEHAVIOURS.md, "Broken MIME"): at the first empty

@@ -371,10 +371,18 @@ class Account:
             header_end=self.store.knobs.header_end,
         )
         msg.thrid = self._thread_of(msg) or msgid
+        if self.store.knobs.thread_labels_on_replies and msg.thrid != msgid:
+            msg.labels = msg.labels | frozenset(self._thread_labels(msg.thrid))
         self.messages[msgid] = msg
         self._touch(msg)
         self.changed()
         return msg
+
+    def _thread_labels(self, thrid: int) -> list[str]:
+        """The user labels every message of the thread carries (system labels start with a backslash)."""
+        members = [m for m in self.messages.values() if m.thrid == thrid and m.location == "normal"]
+        common = set.intersection(*(set(m.labels) for m in members)) if members else set()
+        return sorted(lb for lb in common if not lb.startswith("\\"))
 
     def _thread_of(self, msg: Message) -> int | None:
         parsed = msg.parsed

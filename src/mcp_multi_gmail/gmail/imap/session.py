@@ -100,6 +100,16 @@ class ImapSession:
                 found[special] = name
         return found
 
+    def labels_under(self, parent: str) -> list[str] | None:
+        """The labels nested under `parent` (one LIST "" "parent/*"; the folder list stays as it was);
+        None when Gmail refuses the LIST (unless the refusal ends the whole call)."""
+        found: list[str] = []
+
+        def listed() -> None:
+            found.extend(text(name) for _flags, _delimiter, name in self.client.list_folders("", f"{parent}/*"))
+
+        return found if accepted(listed) else None
+
     def special_folders(self) -> dict[str, str]:
         """Special-use flag -> folder path (names are localised, flags are not)."""
         cached = self._remembered[0].get(self._remembered[1]) if self._remembered is not None else None
@@ -465,6 +475,13 @@ class ImapSession:
             raise
         self._listing = None
         return True
+
+    def delete_label(self, name: str) -> bool:
+        """DELETE a label (Gmail takes it off every message); False when Gmail refuses."""
+        self.changes_sent = True
+        done = accepted(self.client.delete_folder, name)
+        self._listing = None
+        return done
 
     def change_labels(self, uids: list[int], labels: list[str], *, add: bool) -> bool:
         """UID STORE ±X-GM-LABELS.SILENT; False when Gmail refuses (the caller reads back anyway)."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Literal
 
+from ...statefile import utc_stamp
 from ...text import clean
 from .calzones import Observance, ZoneSource, parse_offset, resolve
 from .icalendar import CalendarError, Component, Property, read_calendar
@@ -196,7 +197,7 @@ def _local(text: str) -> tuple[datetime | date, bool] | None:
 
 
 def _iso_utc(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return utc_stamp(moment)
 
 
 def observances(calendar: Component) -> dict[str, tuple[Observance, ...]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -12,6 +12,7 @@ from ...config import Account
 from ...domain import Address, Authentication
 from ...gmail.imap import Fetched
 from ...gmail.parse.authresults import authentication
+from ...statefile import utc_stamp
 from ...text import clean
 
 # A due time this far ahead of "now" is the future; less is clock skew.
@@ -67,7 +68,7 @@ def carries(labels: Iterable[str] | None, name: str) -> bool:
 def iso(moment: datetime | None) -> str | None:
     if moment is None:
         return None
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return utc_stamp(moment)
 
 
 def self_addresses(account: Account) -> set[str]:

@@ -20,6 +20,7 @@ from ..core import budget
 from ..core.cursor import Key, decode, encode, fingerprint, key_of
 from ..core.session import in_session
 from ..core.summary import MessageSummary, carries, summarize
+from ..reminding import ReplyReminder, check_reply_by, remind_message
 from ..sending.prepare import (
     Original,
     detached_warning,
@@ -46,6 +47,7 @@ class DraftResult(BaseModel):
     signature: str | None
     quoted: bool
     warning: str | None
+    reply_reminder: ReplyReminder | None = Field(default=None, description="With expect_reply_by")
     cut: list[budget.Cut] = budget.cut_field()
 
     model_config = {"populate_by_name": True}
@@ -156,9 +158,19 @@ def _result(account: Account, prepared: Prepared, progress: _Progress, folder: s
     )
 
 
-async def save_draft(runtime: Runtime, account_name: str, request: Request) -> DraftResult:
+async def save_draft(
+    runtime: Runtime, account_name: str, request: Request, expect_reply_by: str | None = None
+) -> DraftResult:
     account = runtime.account(account_name)
     prepared = prepare(runtime.config, account, request, sending=False)
+    wanted = check_reply_by(runtime, account, expect_reply_by) if expect_reply_by is not None else None
+    result = await _save_draft(runtime, account, prepared)
+    if wanted is not None:
+        result.reply_reminder = await remind_message(runtime, account, result.message_id, wanted, "mg_save_draft")
+    return result
+
+
+async def _save_draft(runtime: Runtime, account: Account, prepared: Prepared) -> DraftResult:
     progress = _Progress()
     folders: list[str] = []
 

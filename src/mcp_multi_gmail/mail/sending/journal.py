@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ... import deadline
 from ...errors import MailError
-from ...statefile import locked, write_atomically
+from ...statefile import damaged, locked, parse_utc_stamp, read_versioned, unwritable, utc_stamp, write_atomically
 
 logger = logging.getLogger(__name__)
 
@@ -43,23 +43,19 @@ class Entry:
 
 
 def _damaged(path: Path, why: str) -> MailError:
-    return MailError(
-        "upstream_error",
-        f"The send journal {path} is damaged ({why}). Nothing was sent. The journal records which messages "
-        "were already handed to Gmail, so that a repeated call cannot send one twice; it is not emptied "
-        "automatically. Ask the user to look at the file: if no message sent in the last 7 days is being "
-        "repeated, they can delete it, and the next send starts a new one.",
-    )
+    return damaged(
+        "The send journal", path, why, "Nothing was sent.",
+        "the journal records which messages were already handed to Gmail, so that a repeated call cannot send "
+        "one twice. If no message sent in the last 7 days is being repeated, they can delete it, and the next "
+        "send starts a new one.",
+    )  # fmt: skip
 
 
 def _unwritable(path: Path, error: OSError) -> MailError:
-    reason = error.strerror or type(error).__name__
-    return MailError(
-        "upstream_error",
-        f"The send journal {path} cannot be written ({reason}). Nothing was sent: without the journal a "
-        "repeated call after a crash could deliver the message twice. Ask the user to make the folder "
-        f"{path.parent} writable for the server (or free disk space), then try again.",
-    )
+    return unwritable(
+        "The send journal", path.parent, error,
+        "Nothing was sent: without the journal a repeated call after a crash could deliver the message twice.",
+    )  # fmt: skip
 
 
 class SendJournal:
@@ -69,17 +65,10 @@ class SendJournal:
     # ------------------------------------------------------------------ reading
 
     def _load(self) -> list[Entry]:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except (FileNotFoundError, NotADirectoryError):
+        data = read_versioned(self.path, VERSION, lambda why: _damaged(self.path, why))
+        if data is None:
             return []  # no journal yet (writing one will tell whether the folder can hold it)
-        except (OSError, UnicodeDecodeError) as error:
-            raise _damaged(self.path, f"cannot be read: {type(error).__name__}") from None
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("sends"), list):
+        if not isinstance(data.get("sends"), list):
             raise _damaged(self.path, "not a journal this server wrote")
         entries: list[Entry] = []
         for item in data["sends"]:
@@ -88,7 +77,7 @@ class SendJournal:
                     Entry(
                         account=str(item["account"]),
                         message_id=str(item["message_id"]),
-                        handed_over=datetime.fromisoformat(str(item["handed_over"])).astimezone(UTC),
+                        handed_over=parse_utc_stamp(item["handed_over"]),
                     )
                 )
             except (KeyError, TypeError, ValueError):
@@ -115,7 +104,7 @@ class SendJournal:
                 {
                     "account": e.account,
                     "message_id": e.message_id,
-                    "handed_over": e.handed_over.isoformat(timespec="seconds").replace("+00:00", "Z"),
+                    "handed_over": utc_stamp(e.handed_over),
                 }
                 for e in entries
             ],
@@ -162,7 +151,7 @@ def _note_handed_over(progress: deadline.CallProgress, message_id: str) -> None:
 
 
 def duplicate(account: str, entry: Entry) -> MailError:
-    when = entry.handed_over.isoformat(timespec="seconds").replace("+00:00", "Z")
+    when = utc_stamp(entry.handed_over)
     return MailError(
         "duplicate_send",
         f'This exact message was already handed to Gmail from mailbox "{account}" at {when} (UTC), as '

@@ -26,6 +26,7 @@ from ...request import Prepared, Request
 from ...runtime import Runtime
 from ..core import budget
 from ..core.session import in_session
+from ..reminding import ReplyReminder, check_reply_by, remind_message
 from .journal import SendJournal, duplicate
 from .prepare import (
     Original,
@@ -80,6 +81,7 @@ class SendResult(BaseModel):
     signature: str | None
     quoted: bool
     warning: str | None
+    reply_reminder: ReplyReminder | None = Field(default=None, description="With expect_reply_by")
     cut: list[budget.Cut] = budget.cut_field()
 
     model_config = {"populate_by_name": True}
@@ -217,9 +219,16 @@ async def _choose_port(runtime: Runtime, account: Account) -> int:
     return port
 
 
-async def send_message(runtime: Runtime, account_name: str, request: Request, *, repeat: bool) -> SendResult:
+async def send_message(
+    runtime: Runtime, account_name: str, request: Request, *, repeat: bool, expect_reply_by: str | None = None
+) -> SendResult:
     account = runtime.account(account_name)
-    return await send_prepared(runtime, account, prepare(runtime.config, account, request, sending=True), repeat=repeat)
+    prepared = prepare(runtime.config, account, request, sending=True)
+    wanted = check_reply_by(runtime, account, expect_reply_by) if expect_reply_by is not None else None
+    result = await send_prepared(runtime, account, prepared, repeat=repeat)
+    if wanted is not None:
+        result.reply_reminder = await remind_message(runtime, account, result.message_id, wanted, "mg_send_message")
+    return result
 
 
 async def send_prepared(runtime: Runtime, account: Account, prepared: Prepared, *, repeat: bool) -> SendResult:

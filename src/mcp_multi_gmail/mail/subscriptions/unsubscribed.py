@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Literal
 
 from ...errors import MailError
-from ...statefile import locked, write_atomically
+from ...statefile import damaged, locked, parse_utc_stamp, read_versioned, unwritable, utc_stamp, write_atomically
 
 LEFT_FILE = "unsubscribed.json"
 LOCK_FILE = ".unsubscribed.lock"
@@ -72,25 +72,21 @@ def newest(entries: list[Left], account: str, group: str, signer: str) -> Left |
 
 
 def now_iso(now: datetime | None = None) -> str:
-    return (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return utc_stamp(now or datetime.now(UTC))
 
 
 def _damaged(path: Path, why: str) -> MailError:
-    return MailError(
-        "upstream_error",
-        f"The record of lists already left, {path}, is damaged ({why}). Nothing was contacted. It is what keeps "
-        "a list from being unsubscribed twice, so it is not emptied automatically. Ask the user to look at the "
-        "file: deleting it forgets which lists were left.",
-    )
+    return damaged(
+        "The record of lists already left", path, why, "Nothing was contacted.",
+        "it is what keeps a list from being unsubscribed twice; deleting it forgets which lists were left.",
+    )  # fmt: skip
 
 
 def _unwritable(path: Path, error: OSError) -> MailError:
-    reason = error.strerror or type(error).__name__
-    return MailError(
-        "upstream_error",
-        f"The record of lists already left, {path}, cannot be written ({reason}). Ask the user to make the folder "
-        f"{path.parent} writable for the server (or free disk space).",
-    )
+    return unwritable(
+        f"The record of lists already left ({path.name})", path.parent, error,
+        "It is what keeps a list from being unsubscribed twice.",
+    )  # fmt: skip
 
 
 class LeftLists:
@@ -98,17 +94,10 @@ class LeftLists:
         self.path = folder / LEFT_FILE
 
     def _load(self) -> list[Left]:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except (FileNotFoundError, NotADirectoryError):
+        data = read_versioned(self.path, VERSION, lambda why: _damaged(self.path, why))
+        if data is None:
             return []
-        except (OSError, UnicodeDecodeError) as error:
-            raise _damaged(self.path, f"cannot be read: {type(error).__name__}") from None
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("left"), list):
+        if not isinstance(data.get("left"), list):
             raise _damaged(self.path, "not a record this server wrote")
         entries: list[Left] = []
         for item in data["left"]:
@@ -120,7 +109,7 @@ class LeftLists:
                         list=str(item["list"]),
                         target=str(item["target"]),
                         method="mailto" if item["method"] == "mailto" else "one_click",
-                        at=now_iso(datetime.fromisoformat(str(item["at"]))),
+                        at=utc_stamp(parse_utc_stamp(item["at"])),
                         status=int(status) if status is not None else None,
                         signer=str(signer) if signer is not None else None,
                         pending=item.get("pending") is True,

@@ -26,8 +26,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from ... import statefile
 from ...errors import MailError
-from ...statefile import locked, write_atomically
+from ...statefile import locked, parse_utc_stamp, read_versioned, utc_stamp, write_atomically
 
 FOLDER = "undo"
 KEEP = timedelta(days=7)
@@ -47,11 +48,11 @@ def now() -> datetime:
 
 
 def stamp(moment: datetime) -> str:
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+    return utc_stamp(moment)
 
 
 def parse_stamp(value: object) -> datetime:
-    return datetime.fromisoformat(str(value)).astimezone(UTC)
+    return parse_utc_stamp(value)
 
 
 def new_token(prefix: str) -> str:
@@ -78,22 +79,15 @@ class Records:
         write_atomically(path, json.dumps(body, ensure_ascii=False, separators=(",", ":")))
 
     def _load(self, path: Path, what: str) -> dict[str, Any]:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (FileNotFoundError, NotADirectoryError):
+        data = read_versioned(path, VERSION, lambda why: damaged(path, what, why))
+        if data is None:
             raise MailError(
                 "not_found",
                 f"This {what} token is unknown to this server: no record of it exists (a token is kept 7 days; a "
                 "sweep's confirm_token 15 minutes). Nothing was changed. Check that it was copied whole.",
-            ) from None
-        except (OSError, UnicodeDecodeError) as error:
-            raise damaged(path, what, f"cannot be read: {type(error).__name__}") from None
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if not isinstance(data, dict) or data.get("version") != VERSION or "account" not in data:
-            raise damaged(path, what, "not a record this server wrote")
+            )
+        if "account" not in data:
+            raise damaged(path, what, "not a file this server wrote")
         return data
 
     # ------------------------------------------------------------------ the operations
@@ -149,22 +143,17 @@ class Records:
 
 
 def damaged(path: Path, what: str, why: str) -> MailError:
-    return MailError(
-        "not_found",
-        f"The record of this {what} token, {path}, is damaged ({why}), so it cannot be used. Nothing was changed. "
-        "The file is kept as it is, never emptied: ask the user to look at it; they may delete it once they no "
-        "longer need to take that change back.",
-    )
+    return statefile.damaged(
+        f"The record of this {what} token", path, why, "It cannot be used; nothing was changed.",
+        "they may delete it once they no longer need to take that change back.",
+    )  # fmt: skip
 
 
 def unwritable(folder: Path, what: str, error: OSError) -> MailError:
-    reason = error.strerror or type(error).__name__
-    return MailError(
-        "upstream_error",
-        f"The {what} record cannot be written in {folder} ({reason}). Nothing was changed: every change is "
-        "recorded before it goes out, so that it can be taken back. Ask the user to make the folder writable for "
-        "the server (or free disk space), then try again.",
-    )
+    return statefile.unwritable(
+        f"The {what} record", folder, error,
+        "Nothing was changed: every change is recorded before it goes out, so that it can be taken back.",
+    )  # fmt: skip
 
 
 def after_error(cleanup: Callable[[], object], what: str) -> None:

@@ -6,6 +6,7 @@ FETCH: the command count does not grow with the number of threads.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -14,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from ...config import Account
 from ...domain import Address
+from ...errors import MailError
 from ...gmail.imap import Fetched, ImapSession
 from ...runtime import Runtime
 from ..core import budget, inputs
@@ -23,8 +25,10 @@ from ..core.lookup import or_tree
 from ..core.preview import previews
 from ..core.session import SearchFailure, each_mailbox
 from ..core.summary import iso
+from ..reminding import DueReminder, FollowUps, follow_ups
 from .window import ThreadWork, Window, scan_window
 
+logger = logging.getLogger(__name__)
 _LATEST = datetime.max.replace(tzinfo=UTC)
 THREAD_FACT_ITEMS = ["X-GM-THRID", "INTERNALDATE", "ENVELOPE", "X-GM-LABELS", "BODYSTRUCTURE"]
 
@@ -92,6 +96,16 @@ class PassResult(BaseModel):
     outside_scope_in_window: int
     oldest_unprocessed_at: str | None
     window_clear: bool = Field(description="Move the boundary to searched_at only when this is true")
+    reminders_due: list[DueReminder] = Field(
+        default_factory=list,
+        description="First page only: threads whose reminder day has come (they stay until mg_remind clears or "
+        "moves them), and reply reminders whose answer came (reported once, then taken off)",
+    )
+    awaiting_overdue: int = Field(
+        default=0,
+        description="First page only: threads waiting for an answer longer than follow_up_after; "
+        "mg_awaiting_replies lists them",
+    )
     searched: list[str]
     failures: list[SearchFailure]
     page_budget_exhausted: bool = budget.page_cut_field(budget.FEWER_THREADS)
@@ -219,9 +233,18 @@ class MailboxPass:
     keys: list[Key]  # the sort key of each thread shown, for the next page's cursor
     total: int
     more: bool  # threads after the last one shown
+    follow: FollowUps | None = None  # reminders and overdue replies, on the first page
 
 
-def pass_mailbox(session: ImapSession, account: Account, since: datetime, after: Key | None, limit: int) -> MailboxPass:
+def pass_mailbox(
+    session: ImapSession,
+    account: Account,
+    since: datetime,
+    after: Key | None,
+    limit: int,
+    runtime: Runtime | None = None,
+) -> MailboxPass:
+    """One mailbox's page; with `runtime` on the first page also its reminders and overdue replies."""
     window = scan_window(session, account, since)
     busy = window.work_threads()
     keyed = [(key_of(t.newest_work, t.thread_id, account.name), t) for t in busy]
@@ -233,13 +256,26 @@ def pass_mailbox(session: ImapSession, account: Account, since: datetime, after:
     shown = previews(session, [m for ms in members.values() for m in ms if m.uid in wanted])
     # Invitations among them, in brief: one more FETCH, only when a calendar part is there.
     invited = read_invitations(session, [m for ms in members.values() for m in ms if m.uid in wanted], account)
+    follow = _follow_ups(runtime, session, account) if runtime is not None and after is None else None
     return MailboxPass(
         window,
         [_describe(window, t, members.get(t.thread_id), shown, invited) for t in page],
         [k for k, _t in remaining[:limit]],
         len(busy),
         len(remaining) > limit,
+        follow,
     )
+
+
+def _follow_ups(runtime: Runtime, session: ImapSession, account: Account) -> FollowUps | None:
+    """Reminders and overdue replies; a refusal there never costs the pass its mail (logged, left out)."""
+    try:
+        return follow_ups(runtime, session, account, runtime.clock())
+    except MailError as error:
+        if session.dead:
+            raise
+        logger.warning("mailbox %s: reminders left out of the pass: %s", account.name, error.message)
+        return None
 
 
 async def next_pass(
@@ -249,7 +285,7 @@ async def next_pass(
     stamp = fingerprint("mg_next_pass", account=account_name, since=iso(since), max_threads=max_threads)
     after = decode(page_token, stamp)
     answers = await each_mailbox(
-        runtime, account_name, lambda s, account: pass_mailbox(s, account, since, after, max_threads)
+        runtime, account_name, lambda s, account: pass_mailbox(s, account, since, after, max_threads, runtime)
     )
     return _result(since, answers.done, answers.failures, max_threads, stamp, answers.searched)
 
@@ -283,6 +319,8 @@ def _result(
             outside_scope_in_window=sum(w.outside_scope for w in windows),
             oldest_unprocessed_at=iso(oldest),
             window_clear=not failures and total == 0,
+            reminders_due=[r for one in done if one.follow for r in one.follow.due],
+            awaiting_overdue=sum(one.follow.overdue for one in done if one.follow),
             searched=searched,
             failures=failures,
             page_budget_exhausted=count < len(page.keyed),

@@ -16,6 +16,7 @@ from .arguments import (
     MAX_ADDRESS,
     MAX_BODY,
     MAX_HTML_BODY,
+    MAX_ID,
     MAX_NAME,
     MAX_SUBJECT,
     EmailAddresses,
@@ -122,6 +123,15 @@ def _request(
     )
 
 
+ExpectReplyBy = Annotated[
+    str | None,
+    Field(
+        max_length=MAX_ID,
+        description="YYYY-MM-DD (user's zone): also set a reply reminder (mg_remind) on the message's thread",
+    ),
+]
+
+
 def register(tool: Registrar, runtime: Runtime) -> None:
     @tool(name="mg_save_draft", title="Save a draft", annotations=NEW_DRAFT)
     async def mg_save_draft(
@@ -138,6 +148,7 @@ def register(tool: Registrar, runtime: Runtime) -> None:
         signature: SignatureChoice = None,
         from_alias: FromAlias = None,
         attachments: Attachments = [],  # noqa: B006
+        expect_reply_by: ExpectReplyBy = None,
     ) -> DraftResult:
         """Save a draft into the mailbox's Drafts folder; nothing is sent. A reply (in_reply_to) quotes the
         answered message and should join its thread: `joined_thread` says whether Gmail put it there.
@@ -156,7 +167,7 @@ def register(tool: Registrar, runtime: Runtime) -> None:
             from_alias,
             attachments,
         )
-        return await drafts.save_draft(runtime, account, request)
+        return await drafts.save_draft(runtime, account, request, expect_reply_by)
 
     @tool(name="mg_list_drafts", title="List drafts", annotations=READ_ONLY)
     async def mg_list_drafts(
@@ -192,6 +203,7 @@ def register(tool: Registrar, runtime: Runtime) -> None:
             Flag,
             Field(description="Only when the user wants the very same message delivered a second time today"),
         ] = False,
+        expect_reply_by: ExpectReplyBy = None,
     ) -> SendResult:
         """Send an e-mail through Gmail, only when the user asked for it and only from a mailbox allowed to
         send, to allowed recipients. Gmail files it in Sent itself, which can take seconds: the server waits up
@@ -216,7 +228,7 @@ def register(tool: Registrar, runtime: Runtime) -> None:
             from_alias,
             attachments,
         )
-        return await send.send_message(runtime, account, request, repeat=repeat)
+        return await send.send_message(runtime, account, request, repeat=repeat, expect_reply_by=expect_reply_by)
 
     @tool(name="mg_respond_invitation", title="Answer an invitation", annotations=SENDS)
     async def mg_respond_invitation(
