@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import ErrorCode, MailError
 
@@ -123,3 +123,31 @@ def read_versioned(path: Path, version: int, damage: Callable[[str], MailError])
     if not isinstance(data, dict) or data.get("version") != version:
         raise damage("not a file this server wrote")
     return data
+
+
+E = TypeVar("E")
+
+
+def read_entries(
+    path: Path,
+    version: int,
+    key: str,
+    damage: Callable[[str], MailError],
+    *,
+    kind: str,
+    parse: Callable[[Any], E],
+    incomplete: str,
+) -> list[E]:
+    """The entries a store keeps as a list under `key`, each read by `parse`; none when there is no
+    file yet. Another shape raises `damage("not a <kind> this server wrote")`, an entry `parse`
+    cannot read `damage(incomplete)`."""
+    data = read_versioned(path, version, damage)
+    if data is None:
+        return []
+    items = data.get(key)
+    if not isinstance(items, list):
+        raise damage(f"not a {kind} this server wrote")
+    try:
+        return [parse(item) for item in items]
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise damage(incomplete) from None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..config import Config
 from ..errors import MailError
@@ -68,33 +68,28 @@ def timings_from(environ: Mapping[str, str]) -> IdleTimings | None:
     return IdleTimings(**values)  # type: ignore[arg-type]
 
 
+@dataclass(eq=False, repr=False)  # compared and shown as the object it is (its config holds sign-ins)
 class Idler:
     """The IDLE connection of one mailbox, on a daemon thread; sets `wake` when new mail arrives
     and when a connection is back after a failure."""
 
-    def __init__(
-        self,
-        name: str,
-        config: Config,
-        endpoint: Endpoint,
-        wake: threading.Event,
-        stop: threading.Event,
-        log: Callable[[str], None],
-        *,
-        timings: IdleTimings | None = None,
-    ) -> None:
-        self.name = name
-        self.config = config
-        self.endpoint = endpoint
-        self.wake = wake
-        self.stop = stop
-        self.log = log
-        self.timings = timings if timings is not None else IdleTimings()
-        self.active = False  # holding an IDLE right now (for tests and the log)
-        self.gave_up = False  # fell back to polling for good
-        self.reconnects = 0  # connections that came back after a failure (each woke the watcher)
-        self._failed = False  # the last connection failed: the next IDLE that starts wakes the watcher
-        self.thread = threading.Thread(target=self._run, name=f"mg-idle-{name}", daemon=True)
+    name: str
+    config: Config
+    endpoint: Endpoint
+    wake: threading.Event
+    stop: threading.Event
+    log: Callable[[str], None]
+    timings: IdleTimings = field(default_factory=IdleTimings)
+    active: bool = field(default=False, init=False)  # holding an IDLE right now (for tests and the log)
+    gave_up: bool = field(default=False, init=False)  # fell back to polling for good
+    # Connections that came back after a failure (each woke the watcher).
+    reconnects: int = field(default=0, init=False)
+    # The last connection failed: the next IDLE that starts wakes the watcher.
+    _failed: bool = field(default=False, init=False)
+    thread: threading.Thread = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.thread = threading.Thread(target=self._run, name=f"mg-idle-{self.name}", daemon=True)
 
     def start(self) -> None:
         self.thread.start()
@@ -181,7 +176,8 @@ def start_idlers(
     log: Callable[[str], None],
     timings: IdleTimings | None = None,
 ) -> list[Idler]:
-    idlers = [Idler(name, config, endpoint, wake, stop, log, timings=timings) for name in watched]
+    timings = timings if timings is not None else IdleTimings()
+    idlers = [Idler(name, config, endpoint, wake, stop, log, timings) for name in watched]
     for idler in idlers:
         idler.start()
     return idlers

@@ -16,9 +16,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypedDict, TypeVar
 
 from ...errors import invalid_input
+from . import budget
 
 _PREFIX = "c1."
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -100,6 +101,16 @@ class MailboxPage(Protocol[T_co]):
     def more(self) -> bool: ...
 
 
+class PageFields(TypedDict, Generic[T]):
+    """The fields every page of threads carries, whichever tool lists them."""
+
+    threads: list[T]
+    total_threads: int
+    next_page_token: str | None
+    page_budget_exhausted: bool
+    cut: list[budget.Cut]
+
+
 @dataclass
 class Page(Generic[T]):
     """The threads of every mailbox's page together, newest first, as many as the call asked for."""
@@ -114,6 +125,18 @@ class Page(Generic[T]):
         """The token of the page after the first `count` threads (the result budget may end a page early)."""
         cut = count < len(self.keyed)
         return encode(stamp, self.keyed[count - 1][0]) if (self.more or cut) and count else None
+
+    def fields(self, tool: str, stamp: str, count: int, total: int) -> PageFields[T]:
+        """The first `count` threads of `total`, the token after them, and the cut when the result
+        budget ended the page before it was full."""
+        cut = count < len(self.keyed)
+        return PageFields(
+            threads=self.threads(count),
+            total_threads=total,
+            next_page_token=self.token(stamp, count),
+            page_budget_exhausted=cut,
+            cut=budget.page_cut(tool, "threads", count, total) if cut else [],
+        )
 
 
 def newest_first(pages: Sequence[MailboxPage[T]], limit: int) -> Page[T]:

@@ -95,15 +95,10 @@ async def awaiting_replies(
     total = sum(w.total for w in answers.done)
 
     def result_for(count: int) -> AwaitingResult:
-        cut = count < len(page.keyed)
         return AwaitingResult(
-            threads=page.threads(count),
-            total_threads=total,
-            next_page_token=page.token(stamp, count),
+            **page.fields("mg_awaiting_replies", stamp, count, total),
             searched=answers.searched,
             failures=answers.failures,
-            page_budget_exhausted=cut,
-            cut=budget.page_cut("mg_awaiting_replies", "threads", count, total) if cut else [],
         )
 
     return budget.fit_page(result_for, len(page.keyed))

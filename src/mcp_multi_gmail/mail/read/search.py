@@ -193,17 +193,12 @@ def _page_result(
     total = sum(hits.total for hits in done)
 
     def result_for(count: int) -> SearchResult:
-        cut = count < len(page.keyed)
         return SearchResult(
-            threads=page.threads(count),
-            total_threads=total,
-            next_page_token=page.token(stamp, count),
+            **page.fields("mg_search_threads", stamp, count, total),
             unavailable_threads=[u for hits in done for u in hits.unavailable],
             index_stale_hits=sum(hits.stale for hits in done),
             searched=searched,
             failures=failures,
-            page_budget_exhausted=cut,
-            cut=budget.page_cut("mg_search_threads", "threads", count, total) if cut else [],
         )
 
     # The page ends where the result budget does; the token then continues after its last thread.

@@ -18,10 +18,11 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from ... import deadline
 from ...errors import MailError
-from ...statefile import damaged, locked, parse_utc_stamp, read_versioned, unwritable, utc_stamp, write_atomically
+from ...statefile import damaged, locked, parse_utc_stamp, read_entries, unwritable, utc_stamp, write_atomically
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,14 @@ def _unwritable(path: Path, error: OSError) -> MailError:
     )  # fmt: skip
 
 
+def _entry(item: Any) -> Entry:
+    return Entry(
+        account=str(item["account"]),
+        message_id=str(item["message_id"]),
+        handed_over=parse_utc_stamp(item["handed_over"]),
+    )
+
+
 class SendJournal:
     def __init__(self, folder: Path) -> None:
         self.path = folder / JOURNAL_FILE
@@ -65,24 +74,11 @@ class SendJournal:
     # ------------------------------------------------------------------ reading
 
     def _load(self) -> list[Entry]:
-        data = read_versioned(self.path, VERSION, lambda why: _damaged(self.path, why))
-        if data is None:
-            return []  # no journal yet (writing one will tell whether the folder can hold it)
-        if not isinstance(data.get("sends"), list):
-            raise _damaged(self.path, "not a journal this server wrote")
-        entries: list[Entry] = []
-        for item in data["sends"]:
-            try:
-                entries.append(
-                    Entry(
-                        account=str(item["account"]),
-                        message_id=str(item["message_id"]),
-                        handed_over=parse_utc_stamp(item["handed_over"]),
-                    )
-                )
-            except (KeyError, TypeError, ValueError):
-                raise _damaged(self.path, "an entry without account, message_id or time") from None
-        return entries
+        # No journal yet is no entries: writing one will tell whether the folder can hold it.
+        return read_entries(
+            self.path, VERSION, "sends", lambda why: _damaged(self.path, why),
+            kind="journal", parse=_entry, incomplete="an entry without account, message_id or time",
+        )  # fmt: skip
 
     def find(self, account: str, message_id: str, now: datetime | None = None) -> Entry | None:
         """The journalled send of this Message-ID from this mailbox within the last 7 days."""

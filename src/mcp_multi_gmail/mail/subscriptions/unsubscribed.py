@@ -34,10 +34,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ...errors import MailError
-from ...statefile import damaged, locked, parse_utc_stamp, read_versioned, unwritable, utc_stamp, write_atomically
+from ...statefile import damaged, locked, parse_utc_stamp, read_entries, unwritable, utc_stamp, write_atomically
 
 LEFT_FILE = "unsubscribed.json"
 LOCK_FILE = ".unsubscribed.lock"
@@ -89,35 +89,29 @@ def _unwritable(path: Path, error: OSError) -> MailError:
     )  # fmt: skip
 
 
+def _left(item: Any) -> Left:
+    status, signer = item.get("status"), item.get("signer")
+    return Left(
+        account=str(item["account"]),
+        list=str(item["list"]),
+        target=str(item["target"]),
+        method="mailto" if item["method"] == "mailto" else "one_click",
+        at=utc_stamp(parse_utc_stamp(item["at"])),
+        status=int(status) if status is not None else None,
+        signer=str(signer) if signer is not None else None,
+        pending=item.get("pending") is True,
+    )
+
+
 class LeftLists:
     def __init__(self, folder: Path) -> None:
         self.path = folder / LEFT_FILE
 
     def _load(self) -> list[Left]:
-        data = read_versioned(self.path, VERSION, lambda why: _damaged(self.path, why))
-        if data is None:
-            return []
-        if not isinstance(data.get("left"), list):
-            raise _damaged(self.path, "not a record this server wrote")
-        entries: list[Left] = []
-        for item in data["left"]:
-            try:
-                status, signer = item.get("status"), item.get("signer")
-                entries.append(
-                    Left(
-                        account=str(item["account"]),
-                        list=str(item["list"]),
-                        target=str(item["target"]),
-                        method="mailto" if item["method"] == "mailto" else "one_click",
-                        at=utc_stamp(parse_utc_stamp(item["at"])),
-                        status=int(status) if status is not None else None,
-                        signer=str(signer) if signer is not None else None,
-                        pending=item.get("pending") is True,
-                    )
-                )
-            except (KeyError, TypeError, ValueError, AttributeError):
-                raise _damaged(self.path, "an entry without account, list, target, method or time") from None
-        return entries
+        return read_entries(
+            self.path, VERSION, "left", lambda why: _damaged(self.path, why),
+            kind="record", parse=_left, incomplete="an entry without account, list, target, method or time",
+        )  # fmt: skip
 
     def find(self, account: str, group: str, signer: str) -> Left | None:
         """The newest record of this list in this mailbox (a dry run's look: it claims nothing)."""

@@ -309,9 +309,7 @@ def _result(
         return PassResult(
             searched_at=iso(searched_at) or "",
             since=iso(since) or "",
-            threads=page.threads(count),
-            total_threads=total,
-            next_page_token=page.token(stamp, count),
+            **page.fields("mg_next_pass", stamp, count, total),
             stale_threads=sum(w.stale_threads for w in windows),
             index_stale_hits=sum(w.stale_hits for w in windows),
             drafts_in_window=sum(w.drafts for w in windows),
@@ -323,8 +321,6 @@ def _result(
             awaiting_overdue=sum(one.follow.overdue for one in done if one.follow),
             searched=searched,
             failures=failures,
-            page_budget_exhausted=count < len(page.keyed),
-            cut=budget.page_cut("mg_next_pass", "threads", count, total) if count < len(page.keyed) else [],
         )
 
     # The page ends where the result budget does; the token continues after its last thread.
