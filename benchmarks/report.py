@@ -114,7 +114,9 @@ def flat_commands(rows: list[Row], low: int) -> Target:
             details.append(f"{what}: not measured")
             continue
         details.append(f"{what}: {n1:g} vs {n2:g}")
-        flat = flat and n1 == n2
+        # Not more per call for the larger case: a pass's first page also carries the reminders' and the
+        # waiting count's few commands (docs/en/follow-ups.md), so a pass of two pages averages fewer.
+        flat = flat and n2 <= n1
     measured = any(not d.endswith("not measured") for d in details)  # --rows may leave them all out
     return _target("IMAP commands per call flat in N (ours)", flat if measured else None, "; ".join(details))
 

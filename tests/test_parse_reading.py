@@ -1,7 +1,7 @@
 """Names and transfer encodings read as a person would read them (issue 33): a raw UTF-8 name cut
 inside its last character, and parts labelled base64 or quoted-printable whose content is not.
 
-Structures go through imapclient's own parser, as in a session (tests/test_parse.py, `structure`).
+Structures go through imapclient's own parser, as in a session (tests/test_parse_bodystructure.py, `structure`).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The code's rooms stay small and the architecture page names them (issue 26, docs/architecture.md).
 
-No module of the server, the emulator or the benchmarks is over 600 lines; the `gmail/imap/` face
-and the faces of mail/ stay short (those of mail/ only hand names on); no benchmark function is
-over 80 lines; docs/architecture.md names every module of the server's packages and of the
-emulator, and every module path it names exists.
-`scripts/build_release.py` is left out on purpose: it is copied beside the release archive and
-must stay one self-contained file.
+No module of the server, the emulator, the benchmarks, the tests or the scripts is over 600 lines;
+the `gmail/imap/` face and the faces of mail/ stay short (those of mail/ only hand names on); no
+benchmark function is over 80 lines; docs/architecture.md names every module of the server's
+packages and of the emulator, and every module path it names exists.
+The self-contained installer, `scripts/build_release.py`, is left out on purpose: it is copied
+beside the release archive and must stay one file.
 """
 
 from __future__ import annotations
@@ -19,19 +19,22 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "src" / "mcp_multi_gmail"
 EMULATOR = ROOT / "packages" / "gmail-emulator" / "src" / "gmail_emulator"
-ROOMS = [ROOT / "src", *sorted((ROOT / "packages").glob("*/src")), ROOT / "benchmarks"]
+ROOMS = [ROOT / "src", ROOT / "packages", ROOT / "benchmarks", ROOT / "tests", ROOT / "scripts"]
+# Copied beside the release archive and run on its own, so it stays one file (docs/en/development.md).
+SELF_CONTAINED_INSTALLER = ROOT / "scripts" / "build_release.py"
 MOST_LINES = 600
 MOST_FACE_LINES = 40
 MOST_BENCHMARK_FUNCTION_LINES = 80
 
 
 def _modules(*roots: Path) -> list[Path]:
-    """The project's own modules: hidden folders (`.venv`, the benchmark's `.peer-venv`) hold installed packages."""
+    """The project's own modules: hidden folders (`.venv`, the benchmark's `.peer-venv`) and the
+    tests' `node_modules` hold installed packages."""
     return sorted(
         path
         for root in roots
         for path in root.rglob("*.py")
-        if not any(part.startswith(".") for part in path.relative_to(ROOT).parts)
+        if not any(part.startswith(".") or part == "node_modules" for part in path.relative_to(ROOT).parts)
     )
 
 
@@ -40,7 +43,9 @@ def _line_count(path: Path) -> int:
 
 
 def test_no_module_is_over_600_lines() -> None:
-    too_long = {str(path.relative_to(ROOT)): _line_count(path) for path in _modules(*ROOMS)}
+    modules = [path for path in _modules(*ROOMS) if path != SELF_CONTAINED_INSTALLER]
+    assert SELF_CONTAINED_INSTALLER.is_file()  # the one exception still exists
+    too_long = {str(path.relative_to(ROOT)): _line_count(path) for path in modules}
     assert {name: lines for name, lines in too_long.items() if lines > MOST_LINES} == {}
 
 

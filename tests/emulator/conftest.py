@@ -1,6 +1,7 @@
-"""A private IMAP-only emulator fixture for the IMAP front's own tests.
+"""The emulator's own tests: a private IMAP-only emulator for the IMAP front, and the whole emulator
+for the SMTP front's tests (tests/emulator/test_smtp*.py).
 
-It builds a `Store` directly, runs `ImapServer` on an event loop in a background thread and hands
+The IMAP-only one builds a `Store` directly, runs `ImapServer` on an event loop in a background thread and hands
 out imapclient / imaplib / raw-socket clients over TLS (trustme certificates).  Store mutations
 from a test go through `ImapEmu.call`, so they run on the loop thread like everything else.
 """
@@ -23,11 +24,13 @@ import pytest
 import trustme
 from imapclient import IMAPClient
 
+from gmail_emulator import GmailEmulator
 from gmail_emulator.imap_commands import COMMANDS
 from gmail_emulator.imap_server import ImapServer
 from gmail_emulator.knobs import Knobs
 from gmail_emulator.observe import Observer
 from gmail_emulator.store import Account, Message, Store
+from support.smtp_sending import SEED
 
 T = TypeVar("T")
 
@@ -228,3 +231,19 @@ def imap_emu(imap_ca: trustme.CA, imap_knobs: Knobs) -> Iterator[ImapEmu]:
         yield emu
     finally:
         emu.close()
+
+
+# --------------------------------------------------------------------------- the SMTP front's tests
+
+
+@pytest.fixture(scope="module")
+def emu_module() -> Iterator[GmailEmulator]:
+    # Filing and index delays off: the tests that are about them set them.
+    with GmailEmulator(seed=SEED, knobs=Knobs(sent_filing_delay_s=0.0, raw_search_lag_s=0.0)) as emu:
+        yield emu
+
+
+@pytest.fixture
+def emu(emu_module: GmailEmulator) -> GmailEmulator:
+    emu_module.reset(SEED)
+    return emu_module

@@ -37,6 +37,7 @@ const errors = [];
 function daysAgo(days) {
   return new Date(Date.now() - days * 86400000).toISOString().slice(0, 10);
 }
+const invitationId = "ctenarsky-klub.pozvanka@example.org"; // the demo seed's weekly invitation (-40d)
 
 function parseError(tool, result) {
   assert.equal(result.isError, true, `${tool}: expected an error, got ${JSON.stringify(result).slice(0, 300)}`);
@@ -80,7 +81,7 @@ async function fails(tool, args, code, words = []) {
 await client.connect(transport);
 try {
   const tools = (await client.listTools()).tools;
-  assert.equal(tools.length, 22);
+  assert.equal(tools.length, 24);
   for (const tool of tools) assert.ok(tool.outputSchema, `${tool.name} declares an output schema`);
 
   // ---------------------------------------------------------------- every tool, successfully
@@ -140,6 +141,33 @@ try {
   assert.ok(preview.matched_messages > 0 && preview.sample.length > 0);
   const swept = await ok("mg_sweep", { ...sweep, confirm_token: preview.confirm_token });
   assert.equal(swept.undo_token, preview.undo_token);
+  // Follow-ups: Jana's own sent mail nobody has answered yet; a reminder set on one, then undone.
+  const waiting = await ok("mg_awaiting_replies", { account: "osobni", older_than_days: 0 });
+  assert.ok(waiting.threads.length > 0 && waiting.threads.every((t) => t.reminder === null));
+  const owed = waiting.threads[0];
+  assert.ok(owed.owed_by.length > 0 && owed.days_waiting >= 0);
+  const on = daysAgo(-7);
+  const reminded = await ok("mg_remind", { account: "osobni", thread_id: owed.thread_id, on });
+  assert.equal(reminded.reminder.on, on);
+  assert.equal(reminded.added.length, 1);
+  const shown = await ok("mg_awaiting_replies", { account: "osobni", older_than_days: 0 });
+  assert.equal(shown.threads.find((t) => t.thread_id === owed.thread_id).reminder.on, on);
+  await ok("mg_undo", { account: "osobni", undo_token: reminded.undo_token });
+  const after = await ok("mg_awaiting_replies", { account: "osobni", older_than_days: 0 });
+  assert.equal(after.threads.find((t) => t.thread_id === owed.thread_id).reminder, null);
+  // The invitation: read, then answered to its organizer (allowed: @example.org).
+  const invited = await ok("mg_get_message", { account: "osobni", message_id: invitationId });
+  assert.equal(invited.invitation.organizer.address, "hana.svobodova@example.org");
+  const answered = await ok("mg_respond_invitation", {
+    account: "osobni",
+    message_id: invitationId,
+    response: "accepted",
+    comment: "Přijdu, kdykoli to půjde.",
+  });
+  assert.equal(answered.organizer, "hana.svobodova@example.org");
+  assert.equal(answered.attendee, "jana.novakova@example.cz");
+  assert.equal(answered.occurrence, null);
+  assert.deepEqual(answered.sent.accepted, ["hana.svobodova@example.org"]);
 
   // ---------------------------------------------------------------- errors, each readable
   // Domain errors.
@@ -154,6 +182,17 @@ try {
   await fails("mg_undo", { account: "osobni", undo_token: trashed.undo_token }, "invalid_input", ["already used"]);
   await fails("mg_sweep", { ...sweep, change: { add_label: "\\Inbox" } }, "label_forbidden");
   await fails("mg_next_pass", { account: "osobni", since: "last tuesday" }, "invalid_input");
+  await fails("mg_remind", { account: "osobni", thread_id: owed.thread_id, on: daysAgo(3) }, "invalid_input", ["on"]);
+  await fails("mg_remind", { account: "osobni", thread_id: owed.thread_id, on, clear: true }, "invalid_input");
+  await fails("mg_remind", { account: "osobni", thread_id: "1", on }, "not_found");
+  await fails("mg_respond_invitation", { account: "osobni", message_id: newest, response: "accepted" }, "invalid_input", [
+    "not an invitation",
+    "Nothing was sent",
+  ]);
+  await fails("mg_respond_invitation", { account: "osobni", message_id: invitationId, response: "maybe" }, "invalid_input", ["response"]);
+  await fails("mg_respond_invitation", { account: "tym", message_id: invitationId, response: "declined" }, "not_found", ["tym"]);
+  await fails("mg_awaiting_replies", { account: "nobody" }, "account_unknown", ["nobody"]);
+  await fails("mg_awaiting_replies", { account: "osobni", within_days: 0 }, "invalid_input", ["within_days"]);
   await fails("mg_search_threads", { account: "osobni", query: "x", page_token: "garbage" }, "invalid_input");
   await fails("mg_send_message", { account: "osobni", to: ["someone@elsewhere.example.net"], subject: "Hi", body: "x" }, "send_forbidden");
   await fails("mg_send_message", { account: "tym", to: ["anna@example.com"], subject: "Hi", body: "x" }, "send_forbidden");
@@ -189,8 +228,8 @@ try {
   assert.equal(copies.threads.length, 1);
   assert.equal(copies.threads[0].matched_messages, 1);
 
-  assert.equal(succeeded.size, 21, `tools never called successfully: ${tools.map((t) => t.name).filter((n) => !succeeded.has(n))}`);
-  assert.ok(errors.length >= 15);
+  assert.equal(succeeded.size, 24, `tools never called successfully: ${tools.map((t) => t.name).filter((n) => !succeeded.has(n))}`);
+  assert.ok(errors.length >= 30);
   const protocol = client.getNegotiatedProtocolVersion?.() ?? negotiated;
   process.stdout.write(JSON.stringify({ succeeded: [...succeeded].sort(), errors, protocol }) + "\n");
 } finally {
