@@ -27,6 +27,18 @@ from tool_results import check_result, check_wire_result
 # failures with fresh random examples (not for CI): uv run pytest --hypothesis-profile=hunt -k never_raise
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("hunt", derandomize=False, print_blob=True)
+# The model-based write tests (tests/server/test_write_model.py) run 4 sequences of 12 steps in the
+# suite; this profile runs many more, longer ones, with fresh random examples (docs/en/development.md):
+# uv run pytest -n0 tests/server/test_write_model.py --hypothesis-profile=writes-long
+settings.register_profile(
+    "writes-long",
+    derandomize=False,
+    database=None,
+    print_blob=True,
+    max_examples=200,
+    stateful_step_count=30,
+    deadline=None,  # a step is a tool call against the emulator: its time says nothing about the code
+)
 settings.load_profile("ci")
 
 # Keep compiled test modules and their rewritten asserts between runs, even where the machine sets

@@ -128,10 +128,43 @@ def test_an_equivalent_entry_matches_its_function_and_plus_line_only() -> None:
     )
     assert mutation.Equivalent("check", "", "return low in entries", "why").matches(removal)
     assert not mutation.Equivalent("check", "", "return low in entries", "why").matches(mutant)
+    # Where a target mutates several files, an entry may name its file.
+    swept = mutation.Mutant("m.x_check__mutmut_1", "check", "survived", DIFF, "src/mcp_multi_gmail/mail/sweep.py")
+    assert mutation.Equivalent("check", "return low not in entries", "", "why", "sweep.py").matches(swept)
+    assert not mutation.Equivalent("check", "return low not in entries", "", "why", "undo.py").matches(swept)
 
 
-def test_the_listed_equivalents_are_well_formed() -> None:
-    entries = mutation.load_equivalents()
+@pytest.mark.parametrize("target", sorted(mutation.TARGETS))
+def test_the_listed_equivalents_are_well_formed(target: str) -> None:
+    entries = mutation.load_equivalents(mutation.TARGETS[target].equivalents)
     assert all(entry.function and entry.reason.strip() for entry in entries)
-    keys = [(entry.function, entry.plus, entry.minus) for entry in entries]
+    keys = [(entry.module, entry.function, entry.plus, entry.minus) for entry in entries]
     assert len(keys) == len(set(keys))
+
+
+def test_each_target_mutates_files_that_exist() -> None:
+    for target in mutation.TARGETS.values():
+        assert target.sources() and all((ROOT / source).is_file() for source in target.sources()), target.name
+
+
+REASON = """
+def reason(name, on):
+    what = f"the label {name}" if name else "the flag"
+    state = "on" if on else "off"
+    logger.error("could not set %s: %s", name, state)
+    return f"Gmail accepted the change, but {what} was not {state}."
+"""
+
+
+def test_a_function_listed_as_returning_text_may_change_its_words_only() -> None:
+    words = REASON.replace('"on" if on else "off"', '"XXonXX" if on else "off"')
+    assert mutation.only_message_text(REASON, words, returns_text=True)
+    assert not mutation.only_message_text(REASON, words)  # a returned string is a decision unless listed
+    # None where a text is only ever formatted into an f-string reads "None": text.
+    nothing = REASON.replace('f"the label {name}" if name else "the flag"', "None")
+    assert mutation.only_message_text(REASON, nothing, returns_text=True)
+    # Which of two texts: a condition, so a decision.
+    assert not mutation.only_message_text(REASON, REASON.replace("if on else", "if not on else"), returns_text=True)
+    # A log line's format and arguments are its words.
+    assert mutation.only_message_text(REASON, REASON.replace('"could not', '"XXcould not'))
+    assert mutation.only_message_text(REASON, REASON.replace('s", name, state)', 's", None, state)'))
