@@ -273,3 +273,26 @@ async def test_undo_of_a_trash_cut_off_then_deleted_says_so(
     assert (result["restored"], result["skipped"], result["failed"]) == (0, 1, 0)
     [skipped] = result["messages"]
     assert skipped["outcome"] == "skipped" and skipped["change"] and "no longer in All Mail" in skipped["reason"]
+
+
+async def test_undo_finds_unmoved_messages_by_their_recorded_uids(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    done = await ok(call, runtime, "mg_label_message", account="o", message_ids=ids(1, 2, 4), label=PROCESSED)
+    emulator.reset_counters()
+    result = await undo(call, runtime, done["undo_token"])
+    assert result["restored"] == 3
+    # One FETCH of the recorded UIDs finds them all: no search, which costs Gmail's bandwidth quota.
+    assert [c.name for c in emulator.commands(BOX) if "SEARCH" in c.name] == []
+
+
+async def test_undo_of_a_trash_where_gmail_kept_the_labels_writes_no_labels(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    emulator.set_knobs(trash_keeps_labels=True)
+    before = state(emulator)
+    done = await ok(call, runtime, "mg_trash_message", account="o", message_id=ids(3)[0])
+    emulator.reset_counters()
+    result = await undo(call, runtime, done["undo_token"])
+    assert (result["restored"], result["failed"]) == (1, 0) and state(emulator) == before
+    assert [c.name for c in emulator.commands(BOX) if "STORE" in c.name] == []  # its labels never left
