@@ -273,6 +273,8 @@ async def test_undo_of_a_trash_cut_off_then_deleted_says_so(
     assert (result["restored"], result["skipped"], result["failed"]) == (0, 1, 0)
     [skipped] = result["messages"]
     assert skipped["outcome"] == "skipped" and skipped["change"] and "no longer in All Mail" in skipped["reason"]
+    [entry] = result["changes"]
+    assert (entry["attribute"], entry["changed"], entry["failed"]) == ("trash", 0, 0)  # skipped, not failed
 
 
 async def test_undo_finds_unmoved_messages_by_their_recorded_uids(
