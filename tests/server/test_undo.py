@@ -298,3 +298,16 @@ async def test_undo_of_a_trash_where_gmail_kept_the_labels_writes_no_labels(
     result = await undo(call, runtime, done["undo_token"])
     assert (result["restored"], result["failed"]) == (1, 0) and state(emulator) == before
     assert [c.name for c in emulator.commands(BOX) if "STORE" in c.name] == []  # its labels never left
+
+
+@pytest.mark.parametrize("all_mail_refuses_moves", [False, True])
+async def test_undo_of_a_trash_from_the_inbox_moves_it_once(
+    emulator: GmailEmulator, runtime: Runtime, call: Call, all_mail_refuses_moves: bool
+) -> None:
+    emulator.set_knobs(all_mail_refuses_moves=all_mail_refuses_moves)
+    done = await ok(call, runtime, "mg_trash_message", account="o", message_id=ids(3)[0])
+    emulator.reset_counters()
+    result = await undo(call, runtime, done["undo_token"])
+    assert (result["restored"], result["failed"]) == (1, 0) and "\\Inbox" in state(emulator)[ids(3)[0]][0]
+    # Straight into the Inbox; no second MOVE of a message that is out of Trash already.
+    assert [c.line.split()[-1].strip('"') for c in emulator.commands(BOX) if c.name == "UID MOVE"] == ["INBOX"]
