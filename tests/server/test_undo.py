@@ -14,7 +14,8 @@ import pytest
 from sweep_box import ACCOUNTING, BANK, BOX, PROCESSED, Spec, config_entry, delete, load, message_id, state
 from toolcalls import Call, error, ok
 
-from gmail_emulator import GmailEmulator
+from gmail_emulator import FaultRule, GmailEmulator
+from mcp_multi_gmail.gmail.parse.envelope import gmail_id
 from mcp_multi_gmail.mail.undo import records
 from mcp_multi_gmail.runtime import Runtime
 
@@ -198,3 +199,115 @@ async def test_a_previewed_sweep_never_applied_has_nothing_to_undo(
     body = await error(call, runtime, "mg_undo", account="o", undo_token=preview["undo_token"])
     assert body["code"] == "not_found" and "never applied" in body["message"]
     assert emulator.snapshot() == snapshot
+
+
+async def test_undo_finds_a_message_that_came_back_under_a_new_uid_and_skips_one_gone(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    done = await ok(call, runtime, "mg_label_message", account="o", message_ids=ids(1, 2, 4), label=PROCESSED)
+    # v-2 went to Trash and back (a new UID in All Mail); v-4 is in Trash when the undo runs.
+    trashed = await ok(call, runtime, "mg_trash_message", account="o", message_id=ids(2)[0])
+    await undo(call, runtime, trashed["undo_token"])
+    await ok(call, runtime, "mg_trash_message", account="o", message_id=ids(4)[0])
+    in_trash = emulator.message(BOX, ids(4)[0]).msgid  # type: ignore[union-attr]
+    result = await undo(call, runtime, done["undo_token"])
+    assert (result["restored"], result["skipped"], result["failed"]) == (2, 1, 0)
+    [skipped] = result["messages"]
+    assert (skipped["message_id"], skipped["outcome"]) == (gmail_id(in_trash), "skipped")  # not in All Mail
+    assert "no longer in All Mail" in skipped["reason"] and PROCESSED in skipped["change"]
+    after = state(emulator)
+    assert PROCESSED not in after[ids(1)[0]][0] and PROCESSED not in after[ids(2)[0]][0]
+    assert after[ids(2)[0]][2] != "trash" and after[ids(4)[0]][2] == "trash"
+
+
+async def test_undo_counts_what_changed_since_as_already(emulator: GmailEmulator, runtime: Runtime, call: Call) -> None:
+    done = await ok(call, runtime, "mg_label_message", account="o", message_ids=ids(1, 2, 4, 5), label=PROCESSED)
+    for n in (2, 5):
+        emulator.remove_labels(BOX, message_id(f"v-{n}"), [PROCESSED])  # the user took it off meanwhile
+    result = await undo(call, runtime, done["undo_token"])
+    assert (result["restored"], result["skipped"], result["failed"]) == (2, 2, 0)
+    [entry] = result["changes"]
+    # Set back on 2; the 2 the user changed since already lack it and count as such.
+    assert (entry["attribute"], entry["name"], entry["action"]) == ("label", PROCESSED, "removed")
+    assert (entry["changed"], entry["already"], entry["failed"]) == (2, 2, 0)
+    assert sorted(m["message_id"] for m in result["messages"]) == sorted(ids(2, 5))
+
+
+@pytest.mark.parametrize("gone", [False, True])
+async def test_undo_of_a_trash_that_does_not_read_back_says_which_and_why(
+    emulator: GmailEmulator, runtime: Runtime, call: Call, gone: bool
+) -> None:
+    mid = ids(3)[0]
+    done = await ok(call, runtime, "mg_trash_message", account="o", message_id=mid)
+    msgid = emulator.message(BOX, mid).msgid  # type: ignore[union-attr]
+
+    def meddle() -> None:  # while the labels go back on: the Inbox taken off, or the message deleted
+        if gone:
+            delete(emulator, ["v-3"])
+        else:
+            emulator.remove_labels(BOX, mid, ["\\Inbox"])
+
+    emulator.add_fault(FaultRule(action="hook", match="STORE", hook=meddle))
+    result = await undo(call, runtime, done["undo_token"])
+    assert (result["restored"], result["skipped"], result["failed"]) == (0, 0, 1)
+    [failed] = result["messages"]
+    assert failed["outcome"] == "failed" and failed["change"]
+    if gone:
+        assert failed["message_id"] == gmail_id(msgid) and "not in All Mail" in failed["reason"]
+    else:
+        assert failed["message_id"] == mid and "not in the Inbox as it was before" in failed["reason"]
+    [entry] = result["changes"]
+    assert (entry["attribute"], entry["changed"], entry["already"], entry["failed"]) == ("trash", 0, 0, 1)
+
+
+async def test_undo_of_a_trash_cut_off_then_deleted_says_so(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    mid = ids(3)[0]
+    done = await ok(call, runtime, "mg_trash_message", account="o", message_id=mid)
+    emulator.add_fault(FaultRule(action="drop_mid_reply", match="MOVE"))  # moved, then the connection is lost
+    await error(call, runtime, "mg_undo", account="o", undo_token=done["undo_token"])
+    assert state(emulator)[mid][2] != "trash"
+    delete(emulator, ["v-3"])  # deleted for good before the undo is called again
+    result = await undo(call, runtime, done["undo_token"])
+    assert (result["restored"], result["skipped"], result["failed"]) == (0, 1, 0)
+    [skipped] = result["messages"]
+    assert skipped["outcome"] == "skipped" and skipped["change"] and "no longer in All Mail" in skipped["reason"]
+    [entry] = result["changes"]
+    assert (entry["attribute"], entry["changed"], entry["failed"]) == ("trash", 0, 0)  # skipped, not failed
+
+
+async def test_undo_finds_unmoved_messages_by_their_recorded_uids(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    done = await ok(call, runtime, "mg_label_message", account="o", message_ids=ids(1, 2, 4), label=PROCESSED)
+    emulator.reset_counters()
+    result = await undo(call, runtime, done["undo_token"])
+    assert result["restored"] == 3
+    # One FETCH of the recorded UIDs finds them all: no search, which costs Gmail's bandwidth quota.
+    assert [c.name for c in emulator.commands(BOX) if "SEARCH" in c.name] == []
+
+
+async def test_undo_of_a_trash_where_gmail_kept_the_labels_writes_no_labels(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    emulator.set_knobs(trash_keeps_labels=True)
+    before = state(emulator)
+    done = await ok(call, runtime, "mg_trash_message", account="o", message_id=ids(3)[0])
+    emulator.reset_counters()
+    result = await undo(call, runtime, done["undo_token"])
+    assert (result["restored"], result["failed"]) == (1, 0) and state(emulator) == before
+    assert [c.name for c in emulator.commands(BOX) if "STORE" in c.name] == []  # its labels never left
+
+
+@pytest.mark.parametrize("all_mail_refuses_moves", [False, True])
+async def test_undo_of_a_trash_from_the_inbox_moves_it_once(
+    emulator: GmailEmulator, runtime: Runtime, call: Call, all_mail_refuses_moves: bool
+) -> None:
+    emulator.set_knobs(all_mail_refuses_moves=all_mail_refuses_moves)
+    done = await ok(call, runtime, "mg_trash_message", account="o", message_id=ids(3)[0])
+    emulator.reset_counters()
+    result = await undo(call, runtime, done["undo_token"])
+    assert (result["restored"], result["failed"]) == (1, 0) and "\\Inbox" in state(emulator)[ids(3)[0]][0]
+    # Straight into the Inbox; no second MOVE of a message that is out of Trash already.
+    assert [c.line.split()[-1].strip('"') for c in emulator.commands(BOX) if c.name == "UID MOVE"] == ["INBOX"]
