@@ -357,16 +357,20 @@ async def test_more_failures_than_listed_are_cut_and_one_without_message_id_show
     assert not any("\\Flagged" in m.flags for m in emulator.messages(BOX))
 
 
-class _Vanished:
-    """A session whose FETCH finds none of the UIDs: the messages were deleted for good meanwhile."""
+class _Answers:
+    """A session whose FETCH answers with what it was given: message 7 was deleted for good meanwhile, and the
+    answer for message 8 carries its X-GM-MSGID but no ENVELOPE."""
 
     def fetch(self, uids: list[int], items: list[str]) -> dict[int, Fetched]:
-        return {}
+        return {8: Fetched(uid=8, gmail_msgid=1234)}
 
 
-def test_a_failed_message_deleted_before_it_is_listed_is_still_listed() -> None:
-    failures = sweep._failures(cast(ImapSession, _Vanished()), {7: "not read back"})
-    assert [f.model_dump() for f in failures] == [{"message_id": "7", "reason": "not read back"}]
+def test_a_failed_message_without_its_envelope_is_still_listed() -> None:
+    failures = sweep._failures(cast(ImapSession, _Answers()), {7: "gone", 8: "no envelope"})
+    assert [f.model_dump() for f in failures] == [
+        {"message_id": "7", "reason": "gone"},
+        {"message_id": gmail_id(1234), "reason": "no envelope"},
+    ]
 
 
 async def test_only_an_added_label_is_created_and_it_takes_where_gmail_ignores_unknown_labels(
