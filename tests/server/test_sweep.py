@@ -18,7 +18,7 @@ import pytest
 from sweep_box import ACCOUNTING, BANK, BOX, PROCESSED, Spec, accounting_box, config_entry, delete, load, message_id
 from toolcalls import Call, error, ok
 
-from gmail_emulator import GmailEmulator
+from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail.gmail.imap import Fetched, ImapSession
 from mcp_multi_gmail.gmail.parse.envelope import gmail_id
 from mcp_multi_gmail.mail.bulk import sweep
@@ -430,3 +430,19 @@ async def test_a_confirm_token_is_refused_from_its_expiry_on_while_held_and_when
     other = records.new_token(records.SWEEP_PREFIX)
     store.create(other, {"kind": "undo", "account": "o", "created": records.stamp(moment)}, "undo")
     assert await refused(other) == "That token is not a sweep's confirm_token. Nothing was changed."
+
+
+async def test_an_apply_that_fails_before_any_change_leaves_its_token_for_a_retry(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+) -> None:
+    load(emulator, accounting_box(threads=3, replies=0).specs)
+    runtime = make_runtime(write_config([config_entry()]))
+    seen = {"seen": True}
+    token = (await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change=seen))["confirm_token"]
+    snapshot = emulator.snapshot()
+    emulator.add_fault(FaultRule(action="refuse:overquota", match="SEARCH"))  # the apply's re-check
+    body = await error(call, runtime, "mg_sweep", account="o", query=QUERY, change=seen, confirm_token=token)
+    assert body["code"] != "invalid_input" and emulator.snapshot() == snapshot, body
+    # Nothing went out, so this call let go of the token: the same apply, once more, goes through.
+    applied = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change=seen, confirm_token=token)
+    assert (applied["changed"], applied["failed"]) == (3, 0)
