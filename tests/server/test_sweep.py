@@ -8,6 +8,7 @@ The emulator's store is the truth: every count is checked against the messages t
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Callable
 from datetime import timedelta
@@ -406,7 +407,9 @@ async def test_a_confirm_token_is_refused_from_its_expiry_on_while_held_and_when
     seen = {"seen": True}
     moment = records.now().replace(microsecond=0)
     monkeypatch.setattr(records, "now", lambda: moment)
-    token = (await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change=seen))["confirm_token"]
+    preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change=seen)
+    token = preview["confirm_token"]
+    assert preview["expires_at"] == records.stamp(moment + sweep.PREVIEW_FOR)
     snapshot = emulator.snapshot()
 
     async def refused(token: str) -> str:
@@ -446,3 +449,23 @@ async def test_an_apply_that_fails_before_any_change_leaves_its_token_for_a_retr
     # Nothing went out, so this call let go of the token: the same apply, once more, goes through.
     applied = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change=seen, confirm_token=token)
     assert (applied["changed"], applied["failed"]) == (3, 0)
+
+
+async def test_a_preview_never_applied_is_removed_after_seven_days(
+    emulator: GmailEmulator,
+    write_config: Callable[..., Path],
+    make_runtime: Callable[[Path], Runtime],
+    call: Call,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    load(emulator, accounting_box(threads=2, replies=0).specs)
+    runtime = make_runtime(write_config([config_entry()]))
+    preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change={"seen": True})
+    store = records.Records(runtime.state_folder())
+    path = store.path(preview["confirm_token"])
+    later = records.now() + records.KEEP + timedelta(hours=1)
+    os.utime(path, (later.timestamp() - records.KEEP.total_seconds() - 3600,) * 2)
+    monkeypatch.setattr(records, "now", lambda: later)
+    monkeypatch.setattr(records.Records, "_pruned_at", 0.0)
+    store.create(records.new_token(records.UNDO_PREFIX), {"account": "o", "created": records.stamp(later)}, "undo")
+    assert not path.exists()
