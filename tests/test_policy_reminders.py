@@ -40,6 +40,7 @@ def test_names_say_the_date_the_time_and_the_kind() -> None:
         "Připomínky/2026-12-07",
         "Připomínky/x/2026-12-07 odpověď",
         "Jiné/2026-12-07 odpověď",
+        "Zpracovano/2026-12-07 odpověď",  # another parent as long as "Připomínky/"
         "Připomínky",
         "Připomínky2026-12-07 odpověď",
     ],
@@ -76,6 +77,14 @@ def test_accepted_dates() -> None:
     )
     assert family.check_on("2026-12-06 11:30:00", "reply", PRAGUE, NOW).at == time(11, 30)
     assert family.check_on("2028-12-06", "reply", PRAGUE, NOW).day == date(2028, 12, 6)  # two years ahead
+    # The last day allowed is the one the refusal names (2 × 366 days after today), and it is allowed.
+    assert family.check_on("2028-12-07", "reply", PRAGUE, NOW).day == date(2028, 12, 7)
+    refused(lambda: family.check_on("2028-12-08", "reply", PRAGUE, NOW), "invalid_input", "on or before 2028-12-07")
+
+
+def test_an_unreadable_date_is_quoted_in_at_most_60_characters() -> None:
+    err = refused(lambda: family.check_on("a" * 60 + "Z", "reply", PRAGUE, NOW), "invalid_input", "a" * 60)
+    assert "Z" not in err.message.split("not a date")[0]
 
 
 @pytest.mark.parametrize(
@@ -116,6 +125,8 @@ def test_a_parent_that_clashes_is_refused(parent: str, processed: str | None, cl
 
 def test_a_parent_of_its_own_is_fine_and_a_broken_one_refused() -> None:
     family.check_parent("o", P, "processed", {"Asistent/akce": "akce", "Připomínky-staré": "x"})
+    for parent in ("XXXX", "Připomínky", "Čeká"):  # no processed label and no classification: nothing to clash with
+        family.check_parent("o", parent, None, {})
     refused(lambda: family.check_parent("o", "\\Inbox", None, {}), "label_forbidden", "cannot be a label")
     refused(lambda: family.check_parent("o", "a\nb", None, {}), "label_forbidden", "cannot be a label")
     refused(lambda: family.check_parent("o", " ", None, {}), "label_forbidden", "cannot be a label")

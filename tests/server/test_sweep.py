@@ -8,19 +8,23 @@ The emulator's store is the truth: every count is checked against the messages t
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from sweep_box import ACCOUNTING, BANK, BOX, PROCESSED, Spec, accounting_box, config_entry, delete, load, message_id
 from toolcalls import Call, error, ok
 
-from gmail_emulator import GmailEmulator
+from gmail_emulator import FaultRule, GmailEmulator
+from mcp_multi_gmail.gmail.imap import Fetched, ImapSession
+from mcp_multi_gmail.gmail.parse.envelope import gmail_id
+from mcp_multi_gmail.mail.bulk import sweep
 from mcp_multi_gmail.mail.core import budget
-from mcp_multi_gmail.mail.undo import records
+from mcp_multi_gmail.mail.undo import records, tokens
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -204,7 +208,7 @@ async def test_confirm_token_once_bound_and_expiring(
     await refused("invalid_input", "expired", confirm_token=token)
     monkeypatch.setattr(records, "now", lambda: real() + timedelta(minutes=14, seconds=50))
     applied = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change=seen, confirm_token=token)
-    assert applied["changed"] == 20
+    assert applied["changed"] == 20 and applied["failed_messages"] == [] and applied["cut"] == []
     snapshot = emulator.snapshot()
     await refused("invalid_input", "used already", confirm_token=token)
 
@@ -317,3 +321,151 @@ async def test_mail_too_new_for_the_index_is_neither_counted_nor_touched(
     for n in range(2):
         info = emulator.message(BOX, message_id(f"nova-{n}"))
         assert info is not None and "\\Seen" not in info.flags  # untouched
+
+
+async def _swept(call: Call, runtime: Runtime, change: dict[str, Any]) -> dict[str, Any]:
+    """Preview the sweep of QUERY, then apply it with its confirm_token."""
+    preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change=change)
+    token = preview["confirm_token"]
+    applied: dict[str, Any] = await ok(
+        call, runtime, "mg_sweep", account="o", query=QUERY, change=change, confirm_token=token
+    )
+    return applied
+
+
+async def test_more_failures_than_listed_are_cut_and_one_without_message_id_shows_its_gmail_id(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+) -> None:
+    load(emulator, [])  # the mailbox, first its message without a Message-ID: the lowest UID, listed first
+
+    def bare() -> None:
+        account = emulator.store.account(BOX)
+        assert account is not None
+        head = f"From: <vypisy@banka.example>\r\nTo: {BOX}\r\nSubject: Bez id\r\n"
+        account.add_message((head + "\r\nVýpis.\r\n").encode(), labels=["\\Inbox"])
+
+    emulator._on_loop(bare)
+    load(emulator, [Spec(f"m-{n}", f"Výpis {n}", "vypisy@banka.example", ("\\Inbox",)) for n in range(55)], labels=())
+    [without] = [m for m in emulator.messages(BOX) if m.header_id is None]
+    runtime = make_runtime(write_config([config_entry()]))
+    emulator.set_knobs(store_not_applied_fraction=1.0)  # Gmail accepts every STORE and applies none
+    applied = await _swept(call, runtime, {"flagged": True})
+    assert (applied["changed"], applied["failed"]) == (0, 56)
+    listed = applied["failed_messages"]
+    assert len(listed) == sweep.MAX_FAILED_LISTED and listed[0]["message_id"] == gmail_id(without.msgid)
+    assert [m["message_id"] for m in listed[1:]] == [message_id(f"m-{n}") for n in range(49)]
+    assert [(c["field"], c["shown"], c["total"]) for c in applied["cut"]] == [("failed_messages", 50, 56)]
+    assert not any("\\Flagged" in m.flags for m in emulator.messages(BOX))
+
+
+class _Answers:
+    """A session whose FETCH answers with what it was given: message 7 was deleted for good meanwhile, and the
+    answer for message 8 carries its X-GM-MSGID but no ENVELOPE."""
+
+    def fetch(self, uids: list[int], items: list[str]) -> dict[int, Fetched]:
+        return {8: Fetched(uid=8, gmail_msgid=1234)}
+
+
+def test_a_failed_message_without_its_envelope_is_still_listed() -> None:
+    failures = sweep._failures(cast(ImapSession, _Answers()), {7: "gone", 8: "no envelope"})
+    assert [f.model_dump() for f in failures] == [
+        {"message_id": "7", "reason": "gone"},
+        {"message_id": gmail_id(1234), "reason": "no envelope"},
+    ]
+
+
+async def test_only_an_added_label_is_created_and_it_takes_where_gmail_ignores_unknown_labels(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+) -> None:
+    load(emulator, [Spec(f"m-{n}", f"Oznámení {n}", "vypisy@banka.example", ("\\Inbox",)) for n in range(4)], labels=())
+    runtime = make_runtime(write_config([config_entry()]))
+    labels = emulator.labels(BOX)
+    assert PROCESSED not in labels
+    # A flag, and a label taken off that the mailbox does not have: no label is created for them.
+    for change in ({"flagged": True}, {"remove_label": PROCESSED}):
+        applied = await _swept(call, runtime, change)
+        assert applied["failed"] == 0, change
+        assert emulator.labels(BOX) == labels, change
+        assert not [c for c in emulator.commands(BOX) if c.name == "CREATE"], change
+    # Gmail may ignore a STORE of a label it does not know (BEHAVIOURS.md): the sweep creates it first.
+    emulator.set_knobs(unknown_label_policy="ignore")
+    applied = await _swept(call, runtime, {"add_label": PROCESSED})
+    assert (applied["changed"], applied["failed"]) == (4, 0)
+    assert PROCESSED in emulator.labels(BOX)
+    assert all(PROCESSED in m.labels for m in emulator.messages(BOX))
+
+
+async def test_a_confirm_token_is_refused_from_its_expiry_on_while_held_and_when_not_a_sweeps(
+    emulator: GmailEmulator,
+    write_config: Callable[..., Path],
+    make_runtime: Callable[[Path], Runtime],
+    call: Call,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    load(emulator, accounting_box(threads=3, replies=0).specs)
+    runtime = make_runtime(write_config([config_entry()]))
+    seen = {"seen": True}
+    moment = records.now().replace(microsecond=0)
+    monkeypatch.setattr(records, "now", lambda: moment)
+    preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change=seen)
+    token = preview["confirm_token"]
+    assert preview["expires_at"] == records.stamp(moment + sweep.PREVIEW_FOR)
+    snapshot = emulator.snapshot()
+
+    async def refused(token: str) -> str:
+        body = await error(call, runtime, "mg_sweep", account="o", query=QUERY, change=seen, confirm_token=token)
+        assert body["code"] == "invalid_input" and emulator.snapshot() == snapshot, body
+        return str(body["message"])
+
+    # The 15 minutes end at expires_at: at that very moment the token is refused.
+    monkeypatch.setattr(records, "now", lambda: moment + sweep.PREVIEW_FOR)
+    assert "expired" in await refused(token)
+    monkeypatch.setattr(records, "now", lambda: moment + sweep.PREVIEW_FOR - timedelta(seconds=1))
+    # A live call holds it (this process, its lease running): another is refused, and says why.
+    store = records.Records(runtime.state_folder())
+
+    def held_elsewhere(record: dict[str, Any]) -> None:
+        tokens.hold(record, busy="", used="")
+
+    store.update(token, "sweep", held_elsewhere)
+    assert await refused(token) == sweep.BUSY
+    # A record of another kind behind a sweep_ token.
+    other = records.new_token(records.SWEEP_PREFIX)
+    store.create(other, {"kind": "undo", "account": "o", "created": records.stamp(moment)}, "undo")
+    assert await refused(other) == "That token is not a sweep's confirm_token. Nothing was changed."
+
+
+async def test_an_apply_that_fails_before_any_change_leaves_its_token_for_a_retry(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+) -> None:
+    load(emulator, accounting_box(threads=3, replies=0).specs)
+    runtime = make_runtime(write_config([config_entry()]))
+    seen = {"seen": True}
+    token = (await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change=seen))["confirm_token"]
+    snapshot = emulator.snapshot()
+    emulator.add_fault(FaultRule(action="refuse:overquota", match="SEARCH"))  # the apply's re-check
+    body = await error(call, runtime, "mg_sweep", account="o", query=QUERY, change=seen, confirm_token=token)
+    assert body["code"] != "invalid_input" and emulator.snapshot() == snapshot, body
+    # Nothing went out, so this call let go of the token: the same apply, once more, goes through.
+    applied = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change=seen, confirm_token=token)
+    assert (applied["changed"], applied["failed"]) == (3, 0)
+
+
+async def test_a_preview_never_applied_is_removed_after_seven_days(
+    emulator: GmailEmulator,
+    write_config: Callable[..., Path],
+    make_runtime: Callable[[Path], Runtime],
+    call: Call,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    load(emulator, accounting_box(threads=2, replies=0).specs)
+    runtime = make_runtime(write_config([config_entry()]))
+    preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change={"seen": True})
+    store = records.Records(runtime.state_folder())
+    path = store.path(preview["confirm_token"])
+    later = records.now() + records.KEEP + timedelta(hours=1)
+    os.utime(path, (later.timestamp() - records.KEEP.total_seconds() - 3600,) * 2)
+    monkeypatch.setattr(records, "now", lambda: later)
+    monkeypatch.setattr(records.Records, "_pruned_at", 0.0)
+    store.create(records.new_token(records.UNDO_PREFIX), {"account": "o", "created": records.stamp(later)}, "undo")
+    assert not path.exists()
