@@ -311,3 +311,23 @@ async def test_undo_of_a_trash_from_the_inbox_moves_it_once(
     assert (result["restored"], result["failed"]) == (1, 0) and "\\Inbox" in state(emulator)[ids(3)[0]][0]
     # Straight into the Inbox; no second MOVE of a message that is out of Trash already.
     assert [c.line.split()[-1].strip('"') for c in emulator.commands(BOX) if c.name == "UID MOVE"] == ["INBOX"]
+
+
+async def test_undo_lists_a_message_without_a_message_id_by_its_gmail_id(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    raw = b"From: vypisy@banka.example\r\nTo: osobni@example.cz\r\nSubject: Bez Message-ID\r\n\r\nText.\r\n"
+    bare = emulator.append(BOX, raw, labels=["\\Inbox"])
+    shown = gmail_id(bare.msgid)
+    done = await ok(call, runtime, "mg_label_message", account="o", message_ids=[shown, *ids(1)], label=PROCESSED)
+    emulator._on_loop(lambda: _untag(emulator, bare.msgid))  # the user took it off meanwhile
+    result = await undo(call, runtime, done["undo_token"])
+    assert (result["restored"], result["skipped"]) == (1, 1)
+    assert [m["message_id"] for m in result["messages"]] == [shown]
+
+
+def _untag(emulator: GmailEmulator, msgid: int) -> None:
+    account = emulator.store.account(BOX)
+    assert account is not None
+    msg = account.messages[msgid]
+    account.set_labels(msg, frozenset(lb for lb in msg.labels if lb != PROCESSED))
