@@ -26,6 +26,11 @@ MIN_CONNECTIONS, MAX_CONNECTIONS = 1, 10
 MIN_CALL_TIMEOUT_S, MAX_CALL_TIMEOUT_S = 10, 600
 # A sweep's whole record and its result stay small enough to handle at 10 000 messages.
 MIN_SWEEP_LIMIT, MAX_SWEEP_LIMIT = 1, 10_000
+# The settings an Account takes just as the file wrote them; every other one is resolved or defaulted.
+_AS_WRITTEN = (
+    "name", "address", "shared", "work_scope", "unread_only", "can_send", "can_unsubscribe", "watch", "my_label",
+    "processed_label", "default_signature", "max_connections", "auth", "reminder_label",
+)  # fmt: skip
 
 
 def _check_sweep_limit(who: str | None, value: int, problems: Problems) -> None:
@@ -256,38 +261,25 @@ def _resolve_account(
         problems.add(f'{who}: "my_label" je "{acc.my_label}", ale v "assignment_labels" takový štítek není')
 
     return Account(
-        name=acc.name,
-        address=acc.address,
+        **{setting: getattr(acc, setting) for setting in _AS_WRITTEN},
         password=password or "",
-        shared=acc.shared,
-        work_scope=acc.work_scope,
-        unread_only=acc.unread_only,
-        can_send=acc.can_send,
-        can_unsubscribe=acc.can_unsubscribe,
-        watch=acc.watch,
         assignment_labels=tuple(acc.assignment_labels),
-        my_label=acc.my_label,
         allowed_recipients=tuple(acc.allowed_recipients) if acc.limits_recipients else None,
-        processed_label=acc.processed_label,
         classification_labels=dict(classifications),
         signatures=signatures,
-        default_signature=acc.default_signature,
         aliases=tuple(
             Alias(address=a.address, name=a.name, purpose=a.purpose, default_signature=a.default_signature)
             for a in acc.aliases
         ),
         smtp_port=acc.smtp_port if acc.smtp_port is not None else model.smtp_port,
-        max_connections=acc.max_connections,
         sweep_limit=acc.sweep_limit if acc.sweep_limit is not None else model.sweep_limit,
         watch_idle=acc.watch_idle if acc.own_watch_idle else model.watch_idle,
-        auth=acc.auth,
         oauth=oauth_client if acc.auth == "oauth" else None,
         follow_up_after_s=(
             _follow_up_after(who, acc.follow_up_after, problems)
             if acc.follow_up_after is not None
             else follow_up_after_s
         ),
-        reminder_label=acc.reminder_label,
     )
 
 

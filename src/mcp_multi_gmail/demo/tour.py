@@ -111,7 +111,7 @@ class Tour:
 
     def count(self, n: int, word: str) -> str:
         """`n` with the right plural form ("1 vlákno", "3 vlákna", "9 vláken")."""
-        one, few, many = PLURALS[self.lang][word]
+        one, few, many = PLURALS[word][self.lang]
         if n == 1:
             return f"{n} {one}"
         if self.lang == "cs" and 2 <= n <= 4:

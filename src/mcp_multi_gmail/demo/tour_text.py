@@ -191,19 +191,17 @@ TEXT: dict[Lang, dict[str, str]] = {
 }
 
 
-PLURALS: dict[Lang, dict[str, tuple[str, str, str]]] = {
-    "cs": {
-        "thread": ("vlákno", "vlákna", "vláken"),
-        "message": ("zpráva", "zprávy", "zpráv"),
-        "new": ("novou zprávu", "nové zprávy", "nových zpráv"),
-        "label": ("třídicí štítek", "třídicí štítky", "třídicích štítků"),
-        "day": ("den čekání", "dny čekání", "dní čekání"),
+# A word's forms for one, two to four, and five or more, in both languages side by side.
+PLURALS: dict[str, dict[Lang, tuple[str, str, str]]] = {
+    "thread": {"cs": ("vlákno", "vlákna", "vláken"), "en": ("thread", "threads", "threads")},
+    "message": {"cs": ("zpráva", "zprávy", "zpráv"), "en": ("message", "messages", "messages")},
+    "new": {
+        "cs": ("novou zprávu", "nové zprávy", "nových zpráv"),
+        "en": ("new message", "new messages", "new messages"),
     },
-    "en": {
-        "thread": ("thread", "threads", "threads"),
-        "message": ("message", "messages", "messages"),
-        "new": ("new message", "new messages", "new messages"),
-        "label": ("classification label", "classification labels", "classification labels"),
-        "day": ("day waiting", "days waiting", "days waiting"),
+    "label": {
+        "cs": ("třídicí štítek", "třídicí štítky", "třídicích štítků"),
+        "en": ("classification label", "classification labels", "classification labels"),
     },
+    "day": {"cs": ("den čekání", "dny čekání", "dní čekání"), "en": ("day waiting", "days waiting", "days waiting")},
 }

@@ -41,8 +41,10 @@ def _table(rows: tuple[tuple[str, str, str], ...]) -> tuple[Special, ...]:
     return tuple(sorted(specials, key=lambda special: -special.network.prefixlen))
 
 
-IPV4_SPECIAL = _table(
+# Both registries in one table; an address is looked up among the networks of its own version.
+SPECIAL = _table(
     (
+        # IPv4
         ("0.0.0.0/8", "'this network'", "RFC 791"),
         ("0.0.0.0/32", "'this host on this network'", "RFC 1122"),
         ("10.0.0.0/8", "private-use", "RFC 1918"),
@@ -69,11 +71,7 @@ IPV4_SPECIAL = _table(
         ("224.0.0.0/4", "multicast", "RFC 5771"),
         ("240.0.0.0/4", "reserved", "RFC 1112"),
         ("255.255.255.255/32", "limited broadcast", "RFC 919"),
-    )
-)
-
-IPV6_SPECIAL = _table(
-    (
+        # IPv6
         ("::1/128", "loopback", "RFC 4291"),
         ("::/128", "unspecified", "RFC 4291"),
         ("::/96", "IPv4-compatible (deprecated)", "RFC 4291"),
@@ -109,11 +107,10 @@ GLOBAL_UNICAST = IPv6Network("2000::/3")
 
 
 def _special(address: Address) -> Special | None:
-    table = IPV4_SPECIAL if isinstance(address, IPv4Address) else IPV6_SPECIAL
     # Compared as parsed addresses (their integers), never as text: "::ffff:7f00:1" is "::ffff:127.0.0.1".
     plain = address if isinstance(address, IPv4Address) else IPv6Address(int(address))  # without a %scope
-    for special in table:
-        if plain in special.network:
+    for special in SPECIAL:
+        if special.network.version == plain.version and plain in special.network:
             return special
     return None
 

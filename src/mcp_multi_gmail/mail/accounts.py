@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
+from dataclasses import asdict, fields, replace
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -97,28 +97,17 @@ class ReloadResult(BaseModel):
 
 
 def describe(account: Account) -> AccountInfo:
-    """Everything about a mailbox except its password."""
-    return AccountInfo(
-        account=account.name,
-        address=account.address,
-        auth=account.auth,
-        shared=account.shared,
-        work_scope=account.work_scope,
-        unread_only=account.unread_only,
-        assignment_labels=list(account.assignment_labels),
-        my_label=account.my_label,
-        can_send=account.can_send,
-        can_unsubscribe=account.can_unsubscribe,
-        allowed_recipients=None if account.allowed_recipients is None else list(account.allowed_recipients),
-        processed_label=account.processed_label,
-        classification_labels=dict(account.classification_labels),
-        signatures=list(account.signatures),
-        default_signature=account.default_signature,
-        aliases=[
-            AliasInfo(address=a.address, name=a.name, purpose=a.purpose, default_signature=a.default_signature)
-            for a in account.aliases
-        ],
-        watch=account.watch,
+    """Everything about a mailbox except its password, which AccountInfo has no field for."""
+    # The fields both share carry over as they are (pydantic makes lists of the tuples); the rest differ.
+    own = {f.name for f in fields(Account)}
+    shared = {name: getattr(account, name) for name in AccountInfo.model_fields if name in own}
+    return AccountInfo.model_validate(
+        shared
+        | {
+            "account": account.name,
+            "signatures": list(account.signatures),
+            "aliases": [asdict(alias) for alias in account.aliases],
+        }
     )
 
 

@@ -28,6 +28,11 @@ CALENDAR_TYPES = frozenset({"text/calendar", "application/ics", "text/x-vcalenda
 MAX_CALENDAR_BYTES = 512 * 1024
 DESCRIPTION_CHARS = 1000
 MAX_ATTENDEES = 50
+# What an invitation shows just as the calendar said it; its times, people and description are shaped.
+_AS_READ = (
+    "method", "cancelled", "uid", "sequence", "summary", "location", "recurrence", "excepted_dates",
+    "changed_occurrences",
+)  # fmt: skip
 
 
 class InvitationTime(BaseModel):
@@ -125,18 +130,10 @@ def invitation_from(reading: EventReading, message_id: str | None) -> Invitation
         )
     own = reading.own
     return Invitation(
-        method=reading.method,
-        cancelled=reading.cancelled,
-        uid=reading.uid,
-        sequence=reading.sequence,
+        **{name: getattr(reading, name) for name in _AS_READ},
         recurrence_id=_time(reading.recurrence_id),
-        summary=reading.summary,
-        location=reading.location,
         start=_time(reading.start),
         end=_time(reading.end),
-        recurrence=reading.recurrence,
-        excepted_dates=reading.excepted_dates,
-        changed_occurrences=reading.changed_occurrences,
         organizer=InvitationPerson(**asdict(reading.organizer)) if reading.organizer else None,
         attendees=people[:MAX_ATTENDEES],
         attendee_count=len(people),

@@ -85,6 +85,13 @@ Attachments = Annotated[
     FilePaths,
     Field(description="Absolute paths of files inside the configured attachment folders; their names are reported"),
 ]
+ExpectReplyBy = Annotated[
+    str | None,
+    Field(
+        max_length=MAX_ID,
+        description="YYYY-MM-DD (user's zone): also set a reply reminder (mg_remind) on the message's thread",
+    ),
+]
 
 # A new draft on every call; a send goes out for good; Trash keeps the message, and a second call finds it there.
 NEW_DRAFT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True)
@@ -121,15 +128,6 @@ def _request(
         from_alias=from_alias.strip() if from_alias else None,
         attachments=attachments,
     )
-
-
-ExpectReplyBy = Annotated[
-    str | None,
-    Field(
-        max_length=MAX_ID,
-        description="YYYY-MM-DD (user's zone): also set a reply reminder (mg_remind) on the message's thread",
-    ),
-]
 
 
 def register(tool: Registrar, runtime: Runtime) -> None:
