@@ -4,6 +4,7 @@
     uv run python scripts/mutation.py --target writes  # the write paths: sweep, undo, restore, unsubscribe
     uv run python scripts/mutation.py --reuse          # judge the last run again, without running
     uv run python scripts/mutation.py --verbose        # also show the message-text survivors
+    uv run python scripts/mutation.py --target writes --again --only 'NAME*'   # after new tests: those again
 
 Two targets. `policy` (the default): mutmut, configured in pyproject.toml `[tool.mutmut]`, mutates
 the modules of src/mcp_multi_gmail/policy/ and runs every `tests/test_policy*.py` file against each
@@ -86,10 +87,14 @@ class Target:
             return
         shutil.rmtree(self.home, ignore_errors=True)
         self.home.mkdir()
-        lines = ["[tool.mutmut]"] + [f"{key} = {json.dumps(value)}" for key, value in self.config().items()]
-        (self.home / "pyproject.toml").write_text("\n".join(lines) + "\n", "utf-8")
+        self.configure()
         for name in ("src", "tests"):
             (self.home / name).symlink_to(ROOT / name, target_is_directory=True)
+
+    def configure(self) -> None:
+        if self.home != ROOT:
+            lines = ["[tool.mutmut]"] + [f"{key} = {json.dumps(value)}" for key, value in self.config().items()]
+            (self.home / "pyproject.toml").write_text("\n".join(lines) + "\n", "utf-8")
 
 
 TARGETS = {
@@ -107,9 +112,21 @@ MESSAGE_HELPERS = frozenset({"invalid_input", "not_found"})
 # Keyword arguments that are text for the user wherever they are given: a result's reason, detail or
 # note (a field no caller branches on), a log line's text.
 TEXT_KEYWORDS = frozenset({"message", "reason", "detail", "note", "how_to_get_the_rest"})
-# Calls whose argument at this position is only text: restore's tally of a skipped or failed message
-# (its reason), records.after_error (the stderr line's words).
-TEXT_POSITIONS = {"skip": 2, "fail": 2, "after_error": 1}
+# Calls whose arguments at these positions are only text: restore's tally of a skipped or failed message
+# (its reason), records.after_error (the stderr line's words), and statefile's damaged and unwritable
+# (what the file is called, why it is damaged, what the call did not do, the advice: words of the error).
+# statefile's two also take the file's path or folder only to name it in the error's words; so does the
+# unsubscribe's note of a request made but not recorded (_not_recorded: what was made, what a retry would
+# do). These only format such an argument into text: None there reads "None" and raises nothing.
+TEXT_POSITIONS = {
+    "skip": {2},
+    "fail": {2},
+    "after_error": {1},
+    "damaged": {0, 1, 2, 3, 4},
+    "unwritable": {0, 1, 3},
+    "_not_recorded": {1, 2},
+}
+FORMATTING_HELPERS = frozenset({"damaged", "unwritable", "_not_recorded"})
 # A log line (`logger.error(...)` and the like): its format and arguments are words on stderr.
 LOGGERS = frozenset({"logger", "log"})
 LOG_METHODS = frozenset({"debug", "info", "warning", "error", "exception"})
@@ -258,7 +275,7 @@ class _Function:
         if callee == "MailError":
             return position >= 1
         if callee in TEXT_POSITIONS:
-            return position == TEXT_POSITIONS[callee]
+            return position in TEXT_POSITIONS[callee]
         return callee in MESSAGE_EXCEPTIONS or callee in MESSAGE_HELPERS
 
     def text_difference(self, a: object, b: object) -> bool:
@@ -271,7 +288,14 @@ class _Function:
         if _is_string(a) and _is_string(b):
             return self.is_text(a)
         none = isinstance(b, ast.Constant) and b.value is None
-        return none and self.is_text(a) and (self._only_formatted(a) or self._logged(a))
+        return none and self.is_text(a) and (self._only_formatted(a) or self._logged(a) or self._formatted_by_helper(a))
+
+    def _formatted_by_helper(self, node: ast.AST) -> bool:
+        """An argument statefile's error helpers only ever format into their message."""
+        call = self.parent.get(node)
+        if not (isinstance(call, ast.Call) and node in call.args and _callee(call) in FORMATTING_HELPERS):
+            return False
+        return call.args.index(node) in TEXT_POSITIONS[_callee(call)]
 
     def _logged(self, node: ast.AST) -> bool:
         """An argument of a log line, which %-formats None as "None"."""
@@ -289,7 +313,9 @@ class _Function:
         uses = [
             n for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
         ]
-        return bool(uses) and all(isinstance(self.parent.get(use), ast.FormattedValue) for use in uses)
+        return bool(uses) and all(
+            isinstance(self.parent.get(use), ast.FormattedValue) or self._formatted_by_helper(use) for use in uses
+        )
 
     def _name_is_text(self, name: str, seen: frozenset[str]) -> bool:
         if name in seen:
@@ -320,21 +346,31 @@ def only_message_text(original: str, mutated: str, *, returns_text: bool = False
 
 
 def run_mutmut(
-    target: Target, max_minutes: float | None = None, only: list[str] | None = None
+    target: Target,
+    max_minutes: float | None = None,
+    only: list[str] | None = None,
+    *,
+    again: bool = False,
+    children: int | None = None,
 ) -> tuple[int, float, float]:
     """Run mutmut from scratch; returns its exit code, the wall time and the CPU time (seconds). With
     `max_minutes`, mutmut is stopped then (exit code -1): what it checked by then is kept, the rest is
-    "not checked" (it runs the mutants with the fastest tests first)."""
-    target.prepare()
-    shutil.rmtree(target.mutants, ignore_errors=True)
-    target.mutants.mkdir()
+    "not checked" (it runs the mutants with the fastest tests first). `again` (with `only`): run the
+    named mutants once more in the last run's working directory, every other mutant keeping its result
+    (mutmut starts a module's results afresh when its source changed since)."""
+    if again and target.mutants.is_dir():
+        target.configure()  # the tests it selects may have changed since
+    else:
+        target.prepare()
+        shutil.rmtree(target.mutants, ignore_errors=True)
+        target.mutants.mkdir()
     mutmut = Path(sys.executable).with_name("mutmut")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     with target.log.open("wb") as log:
         # A session of its own, so that stopping it stops its workers too (and nothing else).
         process = subprocess.Popen(
-            [str(mutmut), "run", *(only or [])],
+            [str(mutmut), "run", *(["--max-children", str(children)] if children else []), *(only or [])],
             cwd=target.home,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -515,12 +551,25 @@ def main() -> int:
         help="run only the mutants whose names match (mutmut's names, e.g. "
         "'mcp_multi_gmail.mail.undo.tokens.x__alive*'); the others stay not checked",
     )
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="with --only: keep the last run's results and run only the named mutants again (after new tests)",
+    )
+    parser.add_argument(
+        "--children",
+        type=int,
+        help="mutants tested at once (mutmut's default: one per core); the emulator tests mostly wait, "
+        "so 8 on 2 cores runs the write paths about four times faster",
+    )
     args = parser.parse_args()
+    if args.again and not args.only:
+        parser.error("--again needs --only: the mutants to run again")
     target = TARGETS[args.target]
 
     print(f"mutation testing of {', '.join(target.sources())} with {', '.join(test_files(target))}", flush=True)
     if not args.reuse:
-        code, wall, cpu = run_mutmut(target, args.max_minutes, args.only)
+        code, wall, cpu = run_mutmut(target, args.max_minutes, args.only, again=args.again, children=args.children)
         if code not in (0, -1):
             tail = target.log.read_text("utf-8", errors="replace")[-4000:]
             print(tail.replace("\r", "\n"), file=sys.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -97,6 +98,24 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return module if module in ONE_WORKER_MODULES else nodeid
 
     return ExpensiveModulesTogether(config, log)
+
+
+class Hangup(Exception):
+    """The test process got a SIGHUP: something under test signalled a process it only had to look at."""
+
+
+def _hangup(signum: int, frame: object) -> None:
+    raise Hangup("the test process received SIGHUP")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def a_hangup_fails_the_test() -> Iterator[None]:
+    """Nothing in the server signals another process; a hold on a token only asks whether its holder lives
+    (os.kill with signal 0). A SIGHUP sent to the test process itself fails the test that sent it, instead
+    of ending the whole run."""
+    previous = signal.signal(signal.SIGHUP, _hangup)
+    yield
+    signal.signal(signal.SIGHUP, previous)
 
 
 @pytest.fixture

@@ -105,6 +105,54 @@ def test_everything_else_is_a_decision(old: str, new: str) -> None:
     assert not mutation.only_message_text(ORIGINAL, mutated(old, new))
 
 
+STORE_ERROR = """
+def _unwritable(path, error):
+    return unwritable(f"The record ({path.name})", path.parent, error, "Nothing was contacted.")
+"""
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        STORE_ERROR.replace('"Nothing was contacted."', '"XXNothing was contacted.XX"'),
+        STORE_ERROR.replace('f"The record ({path.name})"', "None"),
+        STORE_ERROR.replace("path.parent,", "None,"),
+    ],
+    ids=["outcome", "name-none", "folder-none"],
+)
+def test_the_words_of_a_store_error_may_change(new: str) -> None:
+    assert mutation.only_message_text(STORE_ERROR, new)
+
+
+NOT_RECORDED = """
+def settle(left, error, answer):
+    try:
+        left.settle()
+    except MailError as error:
+        made = f"the POST went to {answer.host}"
+        note = _not_recorded(error, made, "it would post again")
+    return note
+"""
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        NOT_RECORDED.replace('made = f"the POST went to {answer.host}"', "made = None"),
+        NOT_RECORDED.replace('"it would post again"', '"XXit would post againXX"'),
+        NOT_RECORDED.replace('"it would post again"', "None"),
+    ],
+    ids=["made-none", "retry", "retry-none"],
+)
+def test_what_a_note_of_a_request_not_recorded_says_may_change(new: str) -> None:
+    assert mutation.only_message_text(NOT_RECORDED, new)
+
+
+def test_the_error_a_store_error_reads_is_a_decision() -> None:
+    """unwritable reads the OSError's strerror: None there raises instead of naming a reason."""
+    assert not mutation.only_message_text(STORE_ERROR, STORE_ERROR.replace(", error,", ", None,"))
+
+
 def test_an_unchanged_function_is_not_message_text() -> None:
     assert not mutation.only_message_text(ORIGINAL, ORIGINAL)
 

@@ -6,6 +6,7 @@ in any result."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterator
 from ipaddress import ip_address
 from pathlib import Path
@@ -93,6 +94,7 @@ async def test_one_click_sends_one_post_exactly_as_rfc_8058_says(
     assert request.body == b"List-Unsubscribe=One-Click" and request.after == b""
     assert result["message_id"] == newest  # the newest issue of the list, whichever was named
     assert result["done"] is True and result["remembered"] is True and result["signed_by"] == "news.example"
+    assert result["note"] is None  # a success needs no word
     assert result["one_click"] == {"status": 200, "redirect": False, "host": "news.example", "address": "127.0.0.1"}
     assert result["contacted"] == "https://news.example/unsubscribe" and result["list_id"] == "weekly.news.example"
     assert OK_BODY.decode() not in everything(result)
@@ -209,6 +211,47 @@ async def test_a_redirect_is_reported_and_never_followed(
     assert standin.location not in everything(result) and "confirm" not in everything(result)
 
 
+@pytest.mark.parametrize(
+    ("status", "redirect", "said"),
+    [(300, True, "a redirect"), (399, True, "a redirect"), (400, False, "not a success"), (299, False, None)],
+)
+async def test_what_an_answer_s_status_means(
+    emulator: GmailEmulator,
+    standin: WebStandIn,
+    call: Call,
+    web_runtime: Callable[..., Runtime],
+    status: int,
+    redirect: bool,
+    said: str | None,
+) -> None:
+    """2xx is done; 3xx is a redirect, never followed; anything else is not a success. Each is remembered."""
+    standin.answer = Answer.RAW
+    standin.raw_answer = f"HTTP/1.1 {status} Whatever\r\nContent-Length: 0\r\n\r\n".encode()
+    [message_id] = deliver(emulator, ME, NEWS)
+    result = await ok(call, web_runtime(), "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    assert result["one_click"]["status"] == status and result["one_click"]["redirect"] is redirect
+    assert result["done"] is (said is None) and result["remembered"] is True
+    assert (result["note"] is None) if said is None else (said in result["note"])
+
+
+async def test_an_endpoint_that_takes_its_time_within_the_deadline_is_waited_for(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime]
+) -> None:
+    """The request may take what the call has left (here about 8 s): an answer after 1.5 s is a success."""
+    standin.answer = Answer.SLOW
+    [message_id] = deliver(emulator, ME, NEWS)
+    answer_later = threading.Timer(1.5, standin.release.set)  # the endpoint's own pace, not a wait of the test
+    answer_later.start()
+    try:
+        result = await ok(
+            call, web_runtime(call_timeout_s=10.0), "mg_unsubscribe", account="o", message_id=message_id,
+            method="one_click",
+        )  # fmt: skip
+    finally:
+        answer_later.cancel()
+    assert result["done"] is True and result["one_click"]["status"] == 200
+
+
 async def test_a_slow_endpoint_ends_at_the_deadline(
     emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime], tmp_path: Path
 ) -> None:
@@ -225,6 +268,23 @@ async def test_a_slow_endpoint_ends_at_the_deadline(
     assert (tmp_path / "state" / LEFT_FILE).is_file()
     again = await error(call, web_runtime(), "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
     assert again["code"] == "unsubscribe_refused" and "already left" in again["message"]
+
+
+async def test_an_endpoint_that_hangs_up_after_the_request_is_recorded_as_left(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime], tmp_path: Path
+) -> None:
+    """The POST went out and no answer came: the endpoint may have acted on it, so the list is
+    remembered as left (no longer pending, with the time), and the next call is refused."""
+    standin.answer = Answer.HANG_UP
+    [message_id] = deliver(emulator, ME, NEWS)
+    failed = await error(call, web_runtime(), "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    assert failed["code"] == "upstream_error" and "closed the connection without answering" in failed["message"]
+    assert "So this list is recorded as left" in failed["message"] and "force: true" in failed["message"]
+    [entry] = json.loads((tmp_path / "state" / LEFT_FILE).read_text(encoding="utf-8"))["left"]
+    assert entry["list"] == "list:weekly.news.example" and "pending" not in entry and entry["at"].endswith("Z")
+    again = await error(call, web_runtime(), "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    assert again["code"] == "unsubscribe_refused" and "already left" in again["message"]
+    assert len(standin.settled()) == 1
 
 
 async def test_nothing_the_endpoint_wrote_reaches_a_result(
