@@ -64,3 +64,26 @@ def test_old_records_read_as_what_they_meant() -> None:
     assert tokens.state({"state": "reserved"}) == tokens.PLANNED
     assert tokens.state({"used": True}) == tokens.USED  # a sweep preview of the earlier format
     assert tokens.state({"used": False}) == tokens.PLANNED
+
+
+def test_a_holder_on_another_host_holds_until_its_lease_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its process cannot be looked at from here: only its lease says whether it still works.
+    record: dict[str, Any] = {"state": tokens.PLANNED}
+    take(record)
+    record["holder"] |= {"host": "another-host.example", "pid": 1}
+    assert tokens.held(record) and refused(record) == "busy"
+    until = records.parse_stamp(record["holder"]["until"])
+    monkeypatch.setattr(records, "now", lambda: until - timedelta(seconds=1))
+    assert refused(record) == "busy"
+    monkeypatch.setattr(records, "now", lambda: until)  # the lease has ended
+    assert not tokens.held(record) and take(record)
+
+
+@pytest.mark.parametrize(
+    "holder",
+    ["someone", {"id": "ab"}, {"id": "ab", "pid": 1, "host": "h", "until": "soon"}, {"pid": "x", "until": None}],
+)
+def test_a_holder_that_does_not_read_holds_nothing(holder: object) -> None:
+    # A damaged or foreign holder must not lock the token for good.
+    record: dict[str, Any] = {"state": tokens.APPLIED, "holder": holder}
+    assert not tokens.held(record) and take(record)
