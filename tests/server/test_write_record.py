@@ -1,19 +1,25 @@
 """The undo record of a write, as the calls after it see it: a message the write did not change is
 left out of its undo (neither set back nor reported as changed by someone since), also when the
 write was cut off after some of its batches; the recorded UIDs spare the undo a search while the
-mailbox keeps its UIDVALIDITY, new mail or not."""
+mailbox keeps its UIDVALIDITY, new mail or not. And a sweep's undo token through its life: reserved at
+the preview (its 7 days count from there), planned by the apply (a second apply meanwhile refused, a
+repeat after a cut allowed, a preview of the earlier format too), refused for good once used."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sweep_box import ACCOUNTING, BANK, BOX, PROCESSED, Spec, config_entry, load, message_id, raw, state
 from toolcalls import Call, error, ok
 
 from gmail_emulator import FaultRule, GmailEmulator
+from mcp_multi_gmail.errors import MailError
 from mcp_multi_gmail.gmail.imap import batches
+from mcp_multi_gmail.mail.undo import record, records, tokens
 from mcp_multi_gmail.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -83,3 +89,70 @@ async def test_new_mail_between_a_write_and_its_undo_costs_no_search(
     print("undo's searches by X-GM-MSGID:", searches)
     assert undone["restored"] == 3 and searches == []
     assert {mid: state(emulator)[mid] for mid in before} == before
+
+
+class Clock:
+    """records.now, moved by the test."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.start = self.moment = records.now()
+        monkeypatch.setattr(records, "now", lambda: self.moment)
+
+    def at(self, later: timedelta) -> datetime:
+        self.moment = self.start + later
+        return self.moment
+
+
+def refusal(runtime: Runtime, token: str) -> MailError:
+    with pytest.raises(MailError) as caught:
+        record.plan(runtime, runtime.account("o"), "mg_sweep", [group()], 7, token=token)
+    return caught.value
+
+
+def group() -> record.Group:
+    return record.Group("label", PROCESSED, True, {1111: 1})
+
+
+def let_go(runtime: Runtime, token: str, holder: str | None) -> None:
+    assert holder is not None
+    records.Records(runtime.state_folder()).update(token, "undo", lambda r: tokens.let_go(r, holder))
+
+
+def test_a_sweeps_undo_token_from_its_preview_to_its_use(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock, account = Clock(monkeypatch), runtime.account("o")
+    token = record.reserve(runtime, account, "mg_sweep")
+    clock.at(timedelta(minutes=10))  # applied 10 minutes after the preview
+    _token, holder = record.plan(runtime, account, "mg_sweep", [group()], 7, token=token)
+    busy = refusal(runtime, token)  # a second apply meanwhile
+    assert busy.code == "invalid_input" and "still being applied" in busy.message
+    let_go(runtime, token, holder)  # the apply was cut off: a repeat plans it again
+    _token, holder = record.plan(runtime, account, "mg_sweep", [group()], 7, token=token)
+    record.settle(runtime, token, holder, [group()])
+    clock.at(records.KEEP + timedelta(minutes=1))  # 7 days after the preview, not yet after the apply
+    with pytest.raises(MailError) as late:
+        record.claim(runtime, account, token)
+    assert late.value.code == "invalid_input" and "expired" in late.value.message
+    clock.at(timedelta(hours=1))
+    claimed = record.claim(runtime, account, token)
+    assert [g.to_json() for g in claimed.groups] == [group().to_json()]
+    used_at = clock.at(timedelta(hours=2))
+    record.finish(runtime, claimed)
+    used = refusal(runtime, token)
+    assert used.code == "invalid_input" and f"already used at {records.stamp(used_at)}" in used.message
+
+
+def test_a_preview_of_the_earlier_format_is_planned_and_undone(runtime: Runtime) -> None:
+    """A preview written by the version before the token life cycle (its undo record was "reserved")
+    applied by this one, the apply cut off: the undo finds the planned record."""
+    account = runtime.account("o")
+    token = records.new_token(records.UNDO_PREFIX)
+    earlier: dict[str, Any] = {"kind": "undo", "account": "o", "tool": "mg_sweep", "state": "reserved"}
+    records.Records(runtime.state_folder()).create(token, earlier | {"created": records.stamp(records.now())}, "undo")
+    _token, holder = record.plan(runtime, account, "mg_sweep", [group()], 7, token=token)
+    let_go(runtime, token, holder)
+    claimed = record.claim(runtime, account, token)
+    assert (claimed.tool, claimed.uidvalidity, [g.to_json() for g in claimed.groups]) == (
+        "mg_sweep",
+        7,
+        [group().to_json()],
+    )
