@@ -174,6 +174,7 @@ async def test_refused_when_the_field_is_not_signed(
     runtime = make_runtime(write_config([ACCOUNT]))
     refused = await error(call, runtime, "mg_unsubscribe", account="o", message_id=message_id, method="mailto")
     assert refused["code"] == "unsubscribe_refused" and f": {reason}." in refused["message"]
+    assert 'mailbox "o"' in refused["message"]
     assert "Nothing was sent" in refused["message"] and emulator.outbox() == []
     assert not (runtime.state_folder() / LEFT_FILE).exists()
 
