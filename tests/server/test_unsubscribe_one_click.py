@@ -372,7 +372,8 @@ async def test_an_unknown_message_is_not_found_in_its_mailbox(
 async def test_a_message_that_goes_while_it_is_read_is_not_found(
     emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime], tmp_path: Path
 ) -> None:
-    """Found by its Message-ID, then moved to Trash (elsewhere) before its header is read: not found, nothing contacted."""
+    """Found by its Message-ID, then moved to Trash (elsewhere) before its header is read: not
+    found, and nothing contacted."""
     [message_id] = deliver(emulator, ME, NEWS)
 
     def trash_it() -> None:
