@@ -369,25 +369,44 @@ async def test_an_unknown_message_is_not_found_in_its_mailbox(
     assert "nobody@news.example" in missing["message"] and standin.connections == []
 
 
+def trash_it(emulator: GmailEmulator, message_id: str) -> Callable[[], None]:
+    """Another client's move of the message to Trash, which takes it out of All Mail."""
+
+    def move() -> None:
+        with IMAPClient("127.0.0.1", port=emulator.imap_port, ssl_context=emulator.client_ssl_context()) as other:
+            other.login(ME, PASSWORD)
+            other.select_folder("[Gmail]/All Mail")
+            other.move(other.gmail_search(f"rfc822msgid:{message_id}"), "[Gmail]/Trash")
+
+    return move
+
+
 async def test_a_message_that_goes_while_it_is_read_is_not_found(
     emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime], tmp_path: Path
 ) -> None:
     """Found by its Message-ID, then moved to Trash (elsewhere) before its header is read: not
     found, and nothing contacted."""
     [message_id] = deliver(emulator, ME, NEWS)
-
-    def trash_it() -> None:
-        with IMAPClient("127.0.0.1", port=emulator.imap_port, ssl_context=emulator.client_ssl_context()) as other:
-            other.login(ME, PASSWORD)
-            other.select_folder("[Gmail]/All Mail")
-            other.move(other.gmail_search(f"rfc822msgid:{message_id}"), "[Gmail]/Trash")
-
     # The move happens when the header's FETCH arrives, before the emulator answers it.
-    emulator.add_fault(FaultRule("hook", match="UID FETCH", nth=1, account=ME, hook=trash_it))
+    emulator.add_fault(FaultRule("hook", match="UID FETCH", nth=1, account=ME, hook=trash_it(emulator, message_id)))
     gone = await error(call, web_runtime(), "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
     assert gone["code"] == "not_found" and "disappeared" in gone["message"]
     assert message_id in gone["message"] and 'mailbox "o"' in gone["message"]
     assert standin.connections == [] and not (tmp_path / "state" / LEFT_FILE).exists()
+
+
+async def test_a_message_that_goes_once_its_header_was_read_still_leaves_its_list(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime]
+) -> None:
+    """Moved to Trash (another client's filter, say) while its list's other issues are looked for:
+    the signed header already read still says how to leave, and the list is left."""
+    [message_id] = deliver(emulator, ME, NEWS)
+    # The second FETCH is the one that groups the candidates of the list.
+    emulator.add_fault(FaultRule("hook", match="UID FETCH", nth=2, account=ME, hook=trash_it(emulator, message_id)))
+    result = await ok(call, web_runtime(), "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    assert result["done"] is True and result["message_id"] == message_id and len(standin.settled()) == 1
+    info = emulator.message(ME, message_id)
+    assert info is not None and info.location == "trash"
 
 
 @pytest.mark.parametrize(
