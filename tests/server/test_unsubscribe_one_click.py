@@ -444,3 +444,19 @@ async def test_one_click_names_the_signature_that_covers_its_post_field(
     result = await ok(call, web_runtime(), "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
     assert result["done"] is True and result["signed_by"] == "news.example"
     assert len(standin.settled()) == 1
+
+
+async def test_a_sender_address_that_is_not_plain_is_never_searched_for(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime]
+) -> None:
+    """A quoted local part ("weekly news"@...) is not written into a Gmail search, whose syntax its
+    quotes and space would become: the list's newest issue is found by its List-Id."""
+    letter = Newsletter('"weekly news"@news.example', "News", "weekly.news.example", f"<{URL}>")
+    [newest, older] = deliver(emulator, ME, letter, 2)
+    emulator.reset_counters()
+    plan = await ok(
+        call, web_runtime(), "mg_unsubscribe", account="o", message_id=older, method="one_click", dry_run=True
+    )
+    assert plan["message_id"] == newest and plan["sender"]["address"] == '"weekly news"@news.example'
+    searches = [c.line for c in emulator.commands(ME) if c.name == "UID SEARCH"]
+    assert searches and not any("from:" in line.lower() for line in searches), searches
