@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC
 from ipaddress import ip_address
 from pathlib import Path
@@ -18,10 +19,12 @@ from imapclient import IMAPClient
 from toolcalls import Call, error, ok
 
 from gmail_emulator import FaultRule, GmailEmulator
+from mcp_multi_gmail import deadline
 from mcp_multi_gmail.mail.subscriptions.unsubscribed import LEFT_FILE, LeftLists
 from mcp_multi_gmail.runtime import Runtime
 from support import gmail_env, load_runtime
 from support.newsletters import Newsletter, deliver
+from support.waiting import wait_until
 from support.web_standin import INJECTION, OK_BODY, Answer, WebStandIn
 
 pytestmark = pytest.mark.anyio
@@ -460,3 +463,44 @@ async def test_a_sender_address_that_is_not_plain_is_never_searched_for(
     assert plan["message_id"] == newest and plan["sender"]["address"] == '"weekly news"@news.example'
     searches = [c.line for c in emulator.commands(ME) if c.name == "UID SEARCH"]
     assert searches and not any("from:" in line.lower() for line in searches), searches
+
+
+async def test_a_request_made_with_under_a_second_left_gets_what_is_left(
+    emulator: GmailEmulator,
+    standin: WebStandIn,
+    call: Call,
+    web_runtime: Callable[..., Runtime],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """The mailbox was slow and the call has under a second left when the POST goes out: the request
+    still goes, gets what is left but the margin (a fraction of a second, not nothing and not more
+    than the call has), and when the endpoint does not answer in that time the call says so itself,
+    before its deadline: the request reached the endpoint, so the list is recorded as left."""
+    standin.answer = Answer.SLOW
+    [message_id] = deliver(emulator, ME, NEWS)
+    calls: list[deadline.CallProgress] = []
+    scope = deadline.call_scope
+
+    @contextmanager
+    def watched(timeout_s: float) -> Iterator[deadline.CallProgress]:
+        with scope(timeout_s) as progress:
+            calls.append(progress)
+            yield progress
+
+    monkeypatch.setattr(deadline, "call_scope", watched)
+
+    def slow_mailbox() -> None:
+        wait_until(lambda: calls[-1].remaining() <= 0.9, what="the call to have under a second left")
+
+    # The last read of the mailbox (the FETCH that groups the list's candidates) answers that late.
+    emulator.add_fault(FaultRule("hook", match="UID FETCH", nth=2, account=ME, hook=slow_mailbox))
+    runtime = web_runtime(call_timeout_s=2.0)
+    failed = await error(call, runtime, "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    standin.release.set()
+    assert failed["code"] == "upstream_error" and "no answer within the deadline of 0." in failed["message"]
+    assert "The request reached the endpoint. So this list is recorded as left" in failed["message"]
+    [connection] = standin.settled()
+    assert connection.request is not None and connection.request.body == b"List-Unsubscribe=One-Click"
+    [entry] = json.loads((tmp_path / "state" / LEFT_FILE).read_text(encoding="utf-8"))["left"]
+    assert "pending" not in entry
