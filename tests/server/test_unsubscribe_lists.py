@@ -193,9 +193,38 @@ async def test_two_calls_at_once_make_one_request(
     assert results[1].is_error is True
     refusal = error_body(results[1])
     assert refusal["code"] == "unsubscribe_refused" and "force: true" in refusal["message"]
-    assert "Nothing was contacted" in refusal["message"]
+    assert "Nothing was contacted" in refusal["message"] and "outcome is not recorded" in refusal["message"]
     [entry] = record(tmp_path)["left"]
     assert entry["status"] == 200 and not entry.get("pending")
+
+
+async def test_a_claim_of_another_process_after_the_look_refuses_the_call(
+    emulator: GmailEmulator,
+    standin: WebStandIn,
+    call: Call,
+    web_runtime: Callable[..., Runtime],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Another server process claims the list between this call's look for an earlier record and its
+    own claim: the claim, made under the file lock, finds the other's, and this call contacts nobody."""
+    [deals] = deliver(emulator, ME, DEALS)
+    look = unsubscribed.LeftLists.find
+
+    def look_then_another_claims(
+        self: unsubscribed.LeftLists, account: str, group: str, signer: str
+    ) -> unsubscribed.Left | None:
+        found = look(self, account, group, signer)
+        other = unsubscribed.Left(
+            account, group, "https://news.example/unsubscribe", "one_click", "2026-12-06T10:00:00Z", None, signer, True
+        )
+        assert unsubscribed.LeftLists(self.path.parent).claim(other, force=False) is None
+        return found
+
+    monkeypatch.setattr(unsubscribed.LeftLists, "find", look_then_another_claims)
+    refused = await error(call, web_runtime(), "mg_unsubscribe", account="o", message_id=deals, method="one_click")
+    assert refused["code"] == "unsubscribe_refused" and "outcome is not recorded" in refused["message"]
+    assert standin.connections == [] and [e["pending"] for e in record(tmp_path)["left"]] == [True]
 
 
 # --- what went out is said, whatever the record --------------------------------------------------------------

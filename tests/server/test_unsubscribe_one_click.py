@@ -103,6 +103,7 @@ async def test_one_click_sends_one_post_exactly_as_rfc_8058_says(
     assert result["note"] is None  # a success needs no word
     assert result["one_click"] == {"status": 200, "redirect": False, "host": "news.example", "address": "127.0.0.1"}
     assert result["contacted"] == "https://news.example/unsubscribe" and result["list_id"] == "weekly.news.example"
+    assert result["list_name"] == "News" and result["sender"] == {"name": "News", "address": "editor@news.example"}
     assert OK_BODY.decode() not in everything(result)
     # Remembered: the overview shows it, a second call is refused, and so after a restart.
     listed = await ok(call, runtime, "mg_list_subscriptions", account="o")
@@ -111,6 +112,9 @@ async def test_one_click_sends_one_post_exactly_as_rfc_8058_says(
     again = await error(call, runtime, "mg_unsubscribe", account="o", message_id=newest, method="one_click")
     assert again["code"] == "unsubscribe_refused" and entry["left_at"] in again["message"]
     assert "force: true" in again["message"] and "answered 200" in again["message"]
+    # A dry run checks that too: it would be refused.
+    plan = await error(call, runtime, "mg_unsubscribe", account="o", message_id=older, method="one_click", dry_run=True)
+    assert plan["code"] == "unsubscribe_refused" and "already left" in plan["message"]
     restarted = web_runtime()
     assert restarted is not runtime and (tmp_path / "state" / LEFT_FILE).is_file()
     after_restart = await error(call, restarted, "mg_unsubscribe", account="o", message_id=newest, method="mailto")
