@@ -495,7 +495,7 @@ async def test_a_request_made_with_under_a_second_left_gets_what_is_left(
     monkeypatch.setattr(deadline, "call_scope", watched)
 
     def slow_mailbox() -> None:
-        wait_until(lambda: calls[-1].remaining() <= 0.9, what="the call to have under a second left")
+        wait_until(lambda: calls[-1].remaining() <= 0.95, what="the call to have under a second left")
 
     # The last read of the mailbox (the FETCH that groups the list's candidates) answers that late.
     emulator.add_fault(FaultRule("hook", match="UID FETCH", nth=2, account=ME, hook=slow_mailbox))
