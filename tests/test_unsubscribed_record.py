@@ -57,3 +57,21 @@ def test_a_claim_is_settled_or_taken_back_and_another_signer_is_another_list(tmp
     # Forced: a second record beside the first, the newest found.
     again = replace(claim, at="2026-12-06T11:00:00Z")
     assert left.claim(again, force=True) is None and left.find("o", CLAIM.list, "shop.example") == again
+
+
+def test_calls_under_way_for_several_lists_each_settle_their_own_claim(tmp_path: Path) -> None:
+    """Claims of three lists stand in the record at once (three calls under way); each call settles or
+    takes back its own, wherever it stands, and the others stay as they were."""
+    left = LeftLists(tmp_path)
+    lists = ["list:deals.shop.example", "list:tips.garden.example", "list:news.town.example"]
+    deals, tips, town = (replace(CLAIM, list=name, at="2026-12-06T10:00:00Z", pending=True) for name in lists)
+    for claim in (deals, tips, town):
+        assert left.claim(claim, force=False) is None
+    left.settle(deals, replace(deals, at="2026-12-06T10:00:05Z", pending=False, status=200))
+    assert [(e.list, e.pending, e.status) for e in left.of_account("o")] == [
+        (tips.list, True, None),
+        (town.list, True, None),
+        (deals.list, False, 200),
+    ]
+    left.settle(tips, None)
+    assert [(e.list, e.pending) for e in left.of_account("o")] == [(town.list, True), (deals.list, False)]

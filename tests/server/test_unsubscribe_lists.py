@@ -11,6 +11,7 @@ import errno
 import json
 import logging
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from mcp_multi_gmail.mail.subscriptions.unsubscribed import LEFT_FILE
 from mcp_multi_gmail.runtime import Runtime
 from mcp_multi_gmail.statefile import write_atomically
 from support import gmail_env, load_runtime
-from support.newsletters import Newsletter, deliver
+from support.newsletters import Newsletter, deliver, newsletter
 from support.waiting import wait_until_async
 from support.web_standin import Answer, WebStandIn
 from tool_results import error_body
@@ -193,9 +194,38 @@ async def test_two_calls_at_once_make_one_request(
     assert results[1].is_error is True
     refusal = error_body(results[1])
     assert refusal["code"] == "unsubscribe_refused" and "force: true" in refusal["message"]
-    assert "Nothing was contacted" in refusal["message"]
+    assert "Nothing was contacted" in refusal["message"] and "outcome is not recorded" in refusal["message"]
     [entry] = record(tmp_path)["left"]
     assert entry["status"] == 200 and not entry.get("pending")
+
+
+async def test_a_claim_of_another_process_after_the_look_refuses_the_call(
+    emulator: GmailEmulator,
+    standin: WebStandIn,
+    call: Call,
+    web_runtime: Callable[..., Runtime],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Another server process claims the list between this call's look for an earlier record and its
+    own claim: the claim, made under the file lock, finds the other's, and this call contacts nobody."""
+    [deals] = deliver(emulator, ME, DEALS)
+    look = unsubscribed.LeftLists.find
+
+    def look_then_another_claims(
+        self: unsubscribed.LeftLists, account: str, group: str, signer: str
+    ) -> unsubscribed.Left | None:
+        found = look(self, account, group, signer)
+        other = unsubscribed.Left(
+            account, group, "https://news.example/unsubscribe", "one_click", "2026-12-06T10:00:00Z", None, signer, True
+        )
+        assert unsubscribed.LeftLists(self.path.parent).claim(other, force=False) is None
+        return found
+
+    monkeypatch.setattr(unsubscribed.LeftLists, "find", look_then_another_claims)
+    refused = await error(call, web_runtime(), "mg_unsubscribe", account="o", message_id=deals, method="one_click")
+    assert refused["code"] == "unsubscribe_refused" and "outcome is not recorded" in refused["message"]
+    assert standin.connections == [] and [e["pending"] for e in record(tmp_path)["left"]] == [True]
 
 
 # --- what went out is said, whatever the record --------------------------------------------------------------
@@ -258,3 +288,21 @@ async def test_a_failed_cleanup_never_hides_the_first_error(
     assert failed["code"] == "upstream_error" and "Nothing was sent" in failed["message"]
     assert "Input/output error" not in failed["message"]
     assert any("Input/output error" in r.getMessage() or "Input/output" in str(r.exc_info) for r in caplog.records)
+
+
+async def test_a_message_of_no_list_and_no_sender_is_left_once_however_its_id_is_written(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime], tmp_path: Path
+) -> None:
+    """A signed message with no List-Id and no sender address is a list of its own, remembered by its
+    Message-ID as the message carries it: named again in other letter case (Message-IDs are found
+    regardless of case), it is still the list already left, and nothing is sent twice."""
+    letter = Newsletter("news@nobody.example", "Nobody", None, "<https://news.example/unsubscribe?who=n>")
+    raw, message_id = newsletter(letter, ME, 7, datetime.now(UTC).replace(microsecond=0) - timedelta(days=1))
+    emulator.deliver(ME, raw.replace(b'From: "Nobody" <news@nobody.example>', b"From: Nobody <undisclosed>"))
+    runtime = web_runtime()
+    done = await ok(call, runtime, "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    assert done["done"] is True and done["list_id"] is None
+    again = await error(call, runtime, "mg_unsubscribe", account="o", message_id=message_id.upper(), method="one_click")
+    assert again["code"] == "unsubscribe_refused" and "already left" in again["message"]
+    assert len(standin.settled()) == 1
+    assert [e["list"] for e in record(tmp_path)["left"]] == [f"message:{message_id}"]

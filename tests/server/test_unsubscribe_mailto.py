@@ -174,6 +174,7 @@ async def test_refused_when_the_field_is_not_signed(
     runtime = make_runtime(write_config([ACCOUNT]))
     refused = await error(call, runtime, "mg_unsubscribe", account="o", message_id=message_id, method="mailto")
     assert refused["code"] == "unsubscribe_refused" and f": {reason}." in refused["message"]
+    assert 'mailbox "o"' in refused["message"]
     assert "Nothing was sent" in refused["message"] and emulator.outbox() == []
     assert not (runtime.state_folder() / LEFT_FILE).exists()
 
@@ -199,17 +200,33 @@ async def test_once_per_list_across_restarts_and_force(
     assert len(emulator.outbox()) == 2
 
 
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ("{not json", "not a file this server wrote"),
+        ('{"version": 1, "left": {"o": []}}', "not a record this server wrote"),
+        ('{"version": 1, "left": [{"account": "o"}]}', "an entry without account, list, target, method or time"),
+    ],
+    ids=["not-json", "not-a-list", "incomplete-entry"],
+)
 async def test_a_damaged_record_is_reported_never_emptied(
-    emulator: GmailEmulator, call: Call, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
+    emulator: GmailEmulator,
+    call: Call,
+    write_config: Callable[..., Path],
+    make_runtime: Callable[[Path], Runtime],
+    content: str,
+    why: str,
 ) -> None:
     [message_id] = deliver(emulator, ME, CLUB)
     runtime = make_runtime(write_config([ACCOUNT]))
     record = runtime.state_folder() / LEFT_FILE
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text("{not json", encoding="utf-8")
+    record.write_text(content, encoding="utf-8")
     refused = await error(call, runtime, "mg_unsubscribe", account="o", message_id=message_id, method="mailto")
-    assert refused["code"] == "upstream_error" and "damaged" in refused["message"] and emulator.outbox() == []
-    assert record.read_text(encoding="utf-8") == "{not json"
+    assert refused["code"] == "upstream_error" and emulator.outbox() == []
+    # Which file, and what is wrong with it: the user is asked to look at it.
+    assert f"{record} is damaged ({why})" in refused["message"]
+    assert record.read_text(encoding="utf-8") == content
     listed = await ok(call, runtime, "mg_list_subscriptions", account="o")
     assert "damaged" in listed["warning"] and len(listed["subscriptions"]) == 1
 
@@ -230,6 +247,7 @@ async def test_the_newest_message_of_a_list_by_another_poster(
     runtime = make_runtime(write_config([ACCOUNT]))
     plan = await ok(call, runtime, "mg_unsubscribe", account="o", message_id=older, method="mailto", dry_run=True)
     assert plan["message_id"] == newest and plan["mailto"]["to"] == "members-leave@lists.club.example"
+    assert plan["note"] == "Dry run: this message would be sent from the mailbox's own address; nothing was sent."
 
 
 async def test_a_refused_list_id_search_falls_back_to_the_sender(

@@ -8,24 +8,30 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC
 from ipaddress import ip_address
 from pathlib import Path
 from typing import Any
 
 import pytest
+from imapclient import IMAPClient
 from toolcalls import Call, error, ok
 
-from gmail_emulator import GmailEmulator
+from gmail_emulator import FaultRule, GmailEmulator
+from mcp_multi_gmail import deadline
 from mcp_multi_gmail.mail.subscriptions.unsubscribed import LEFT_FILE, LeftLists
 from mcp_multi_gmail.runtime import Runtime
 from support import gmail_env, load_runtime
 from support.newsletters import Newsletter, deliver
+from support.waiting import wait_until
 from support.web_standin import INJECTION, OK_BODY, Answer, WebStandIn
 
 pytestmark = pytest.mark.anyio
 
 ME = "osobni@example.cz"
-ACCOUNT = {"name": "o", "address": ME, "password": "osobniheslohesla", "can_unsubscribe": True}
+PASSWORD = "osobniheslohesla"
+ACCOUNT = {"name": "o", "address": ME, "password": PASSWORD, "can_unsubscribe": True}
 URL = "https://news.example/unsubscribe?u=1&id=ab"
 NEWS = Newsletter("editor@news.example", "News", "weekly.news.example", f"<{URL}>, <mailto:leave@news.example>")
 # Hosts that MG_WEB_RESOLVE points at addresses no request may ever go to.
@@ -97,6 +103,7 @@ async def test_one_click_sends_one_post_exactly_as_rfc_8058_says(
     assert result["note"] is None  # a success needs no word
     assert result["one_click"] == {"status": 200, "redirect": False, "host": "news.example", "address": "127.0.0.1"}
     assert result["contacted"] == "https://news.example/unsubscribe" and result["list_id"] == "weekly.news.example"
+    assert result["list_name"] == "News" and result["sender"] == {"name": "News", "address": "editor@news.example"}
     assert OK_BODY.decode() not in everything(result)
     # Remembered: the overview shows it, a second call is refused, and so after a restart.
     listed = await ok(call, runtime, "mg_list_subscriptions", account="o")
@@ -105,6 +112,9 @@ async def test_one_click_sends_one_post_exactly_as_rfc_8058_says(
     again = await error(call, runtime, "mg_unsubscribe", account="o", message_id=newest, method="one_click")
     assert again["code"] == "unsubscribe_refused" and entry["left_at"] in again["message"]
     assert "force: true" in again["message"] and "answered 200" in again["message"]
+    # A dry run checks that too: it would be refused.
+    plan = await error(call, runtime, "mg_unsubscribe", account="o", message_id=older, method="one_click", dry_run=True)
+    assert plan["code"] == "unsubscribe_refused" and "already left" in plan["message"]
     restarted = web_runtime()
     assert restarted is not runtime and (tmp_path / "state" / LEFT_FILE).is_file()
     after_restart = await error(call, restarted, "mg_unsubscribe", account="o", message_id=newest, method="mailto")
@@ -166,6 +176,8 @@ async def test_refused_before_any_connection(
         )
         assert refused["code"] == "unsubscribe_refused" and reason in refused["message"], refused
         assert "Nothing was contacted" in refused["message"]
+        # A rule of the header names the mailbox; a host's own lookup is a later step, at the request.
+        assert 'mailbox "o"' in refused["message"] or "resolves to" in reason
     assert standin.connections == []  # no request made, not even a connection
     # Nothing remembered: the call's claim on the list was taken back.
     assert LeftLists(tmp_path / "state").of_account("o") == []
@@ -179,6 +191,7 @@ async def test_can_unsubscribe_off_refuses_before_anything(
     emulator.reset_counters()
     refused = await error(call, runtime, "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
     assert refused["code"] == "unsubscribe_refused" and "can_unsubscribe" in refused["message"]
+    assert 'Mailbox "o"' in refused["message"]
     assert standin.connections == [] and emulator.commands(ME) == []  # not even the mailbox was opened
 
 
@@ -329,3 +342,169 @@ async def test_a_forged_issue_of_the_list_signed_by_another_domain_redirects_not
     assert refused["code"] == "unsubscribe_refused"
     assert "outside the domain that signed the header (evil.example)" in refused["message"]
     assert emulator.outbox() == [] and len(standin.connections) == 1
+
+
+def arrived(emulator: GmailEmulator, message_id: str) -> str:
+    """When Gmail received a message (its INTERNALDATE), as the results write a moment."""
+    info = emulator.message(ME, message_id)
+    assert info is not None
+    return info.internaldate.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+async def test_whichever_issue_is_named_the_newest_is_acted_on(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime]
+) -> None:
+    """The result shows the issue whose header was used: the newest of the list, with its own date."""
+    issues = deliver(emulator, ME, NEWS, 4)  # newest first
+    runtime = web_runtime()
+    for named in issues:
+        plan = await ok(
+            call, runtime, "mg_unsubscribe", account="o", message_id=named, method="one_click", dry_run=True
+        )
+        assert (plan["message_id"], plan["received_at"]) == (issues[0], arrived(emulator, issues[0])), named
+    assert standin.connections == []
+
+
+async def test_an_unknown_message_is_not_found_in_its_mailbox(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime]
+) -> None:
+    deliver(emulator, ME, NEWS)
+    missing = await error(
+        call, web_runtime(), "mg_unsubscribe", account="o", message_id="nobody@news.example", method="one_click"
+    )
+    assert missing["code"] == "not_found" and 'mailbox "o"' in missing["message"]
+    assert "nobody@news.example" in missing["message"] and standin.connections == []
+
+
+def trash_it(emulator: GmailEmulator, message_id: str) -> Callable[[], None]:
+    """Another client's move of the message to Trash, which takes it out of All Mail."""
+
+    def move() -> None:
+        with IMAPClient("127.0.0.1", port=emulator.imap_port, ssl_context=emulator.client_ssl_context()) as other:
+            other.login(ME, PASSWORD)
+            other.select_folder("[Gmail]/All Mail")
+            other.move(other.gmail_search(f"rfc822msgid:{message_id}"), "[Gmail]/Trash")
+
+    return move
+
+
+async def test_a_message_that_goes_while_it_is_read_is_not_found(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime], tmp_path: Path
+) -> None:
+    """Found by its Message-ID, then moved to Trash (elsewhere) before its header is read: not
+    found, and nothing contacted."""
+    [message_id] = deliver(emulator, ME, NEWS)
+    # The move happens when the header's FETCH arrives, before the emulator answers it.
+    emulator.add_fault(FaultRule("hook", match="UID FETCH", nth=1, account=ME, hook=trash_it(emulator, message_id)))
+    gone = await error(call, web_runtime(), "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    assert gone["code"] == "not_found" and "disappeared" in gone["message"]
+    assert message_id in gone["message"] and 'mailbox "o"' in gone["message"]
+    assert standin.connections == [] and not (tmp_path / "state" / LEFT_FILE).exists()
+
+
+async def test_a_message_that_goes_once_its_header_was_read_still_leaves_its_list(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime]
+) -> None:
+    """Moved to Trash (another client's filter, say) while its list's other issues are looked for:
+    the signed header already read still says how to leave, and the list is left."""
+    [message_id] = deliver(emulator, ME, NEWS)
+    # The second FETCH is the one that groups the candidates of the list.
+    emulator.add_fault(FaultRule("hook", match="UID FETCH", nth=2, account=ME, hook=trash_it(emulator, message_id)))
+    result = await ok(call, web_runtime(), "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    assert result["done"] is True and result["message_id"] == message_id and len(standin.settled()) == 1
+    info = emulator.message(ME, message_id)
+    assert info is not None and info.location == "trash"
+
+
+@pytest.mark.parametrize(
+    "letter",
+    [
+        Newsletter(
+            "editor@news.example",
+            "News",
+            "weekly.news.example",
+            f"<{URL}>",
+            cosigned=("esp.example", ("list-unsubscribe",)),
+        ),
+        Newsletter(
+            "editor@news.example",
+            "News",
+            "weekly.news.example",
+            f"<{URL}>",
+            signs=("list-unsubscribe", "list-unsubscribe-post", "list-unsubscribe-post"),
+            extra=("List-Unsubscribe-Post: List-Unsubscribe=One-Click",),
+            cosigned=("esp.example", ("list-unsubscribe", "list-unsubscribe-post")),
+        ),
+    ],
+    ids=["service-signs-no-post", "service-signs-one-of-two-posts"],
+)
+async def test_one_click_names_the_signature_that_covers_its_post_field(
+    emulator: GmailEmulator,
+    standin: WebStandIn,
+    call: Call,
+    web_runtime: Callable[..., Runtime],
+    letter: Newsletter,
+) -> None:
+    """Two signatures Gmail passed, the mailing service's above the sender's: one-click rests on the
+    one that covers List-Unsubscribe-Post (every instance of it) too, and that is the one named."""
+    [message_id] = deliver(emulator, ME, letter)
+    result = await ok(call, web_runtime(), "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    assert result["done"] is True and result["signed_by"] == "news.example"
+    assert len(standin.settled()) == 1
+
+
+async def test_a_sender_address_that_is_not_plain_is_never_searched_for(
+    emulator: GmailEmulator, standin: WebStandIn, call: Call, web_runtime: Callable[..., Runtime]
+) -> None:
+    """A quoted local part ("weekly news"@...) is not written into a Gmail search, whose syntax its
+    quotes and space would become: the list's newest issue is found by its List-Id."""
+    letter = Newsletter('"weekly news"@news.example', "News", "weekly.news.example", f"<{URL}>")
+    [newest, older] = deliver(emulator, ME, letter, 2)
+    emulator.reset_counters()
+    plan = await ok(
+        call, web_runtime(), "mg_unsubscribe", account="o", message_id=older, method="one_click", dry_run=True
+    )
+    assert plan["message_id"] == newest and plan["sender"]["address"] == '"weekly news"@news.example'
+    searches = [c.line for c in emulator.commands(ME) if c.name == "UID SEARCH"]
+    assert searches and not any("from:" in line.lower() for line in searches), searches
+
+
+async def test_a_request_made_with_under_a_second_left_gets_what_is_left(
+    emulator: GmailEmulator,
+    standin: WebStandIn,
+    call: Call,
+    web_runtime: Callable[..., Runtime],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """The mailbox was slow and the call has under a second left when the POST goes out: the request
+    still goes, gets what is left but the margin (a fraction of a second, not nothing and not more
+    than the call has), and when the endpoint does not answer in that time the call says so itself,
+    before its deadline: the request reached the endpoint, so the list is recorded as left."""
+    standin.answer = Answer.SLOW
+    [message_id] = deliver(emulator, ME, NEWS)
+    calls: list[deadline.CallProgress] = []
+    scope = deadline.call_scope
+
+    @contextmanager
+    def watched(timeout_s: float) -> Iterator[deadline.CallProgress]:
+        with scope(timeout_s) as progress:
+            calls.append(progress)
+            yield progress
+
+    monkeypatch.setattr(deadline, "call_scope", watched)
+
+    def slow_mailbox() -> None:
+        wait_until(lambda: calls[-1].remaining() <= 0.95, what="the call to have under a second left")
+
+    # The last read of the mailbox (the FETCH that groups the list's candidates) answers that late.
+    emulator.add_fault(FaultRule("hook", match="UID FETCH", nth=2, account=ME, hook=slow_mailbox))
+    runtime = web_runtime(call_timeout_s=2.0)
+    failed = await error(call, runtime, "mg_unsubscribe", account="o", message_id=message_id, method="one_click")
+    standin.release.set()
+    assert failed["code"] == "upstream_error" and "no answer within the deadline of 0." in failed["message"]
+    assert "The request reached the endpoint. So this list is recorded as left" in failed["message"]
+    [connection] = standin.settled()
+    assert connection.request is not None and connection.request.body == b"List-Unsubscribe=One-Click"
+    [entry] = json.loads((tmp_path / "state" / LEFT_FILE).read_text(encoding="utf-8"))["left"]
+    assert "pending" not in entry

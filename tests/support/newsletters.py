@@ -35,6 +35,9 @@ class Newsletter:
     authserv: str = "mx.google.com"  # who wrote the Authentication-Results
     signed: bool = True  # False: no DKIM-Signature field and no dkim= result at all
     extra: tuple[str, ...] = field(default=())  # further header lines as written
+    # A second signature that Gmail passed too, above the sender's (a mailing service's own domain):
+    # (its d=, besides from:to:subject:date what its h= names).
+    cosigned: tuple[str, tuple[str, ...]] | None = None
 
     @property
     def domain(self) -> str:
@@ -59,10 +62,20 @@ def newsletter(letter: Newsletter, recipient: str, number: int, when: datetime) 
         "permitted sender) client-ip=198.51.100.7;",
     ]
     results = []
+    cosigner = _b(f"cosigned {message_id}")
+    if letter.cosigned is not None:
+        results.append(f"dkim=pass header.i=@{letter.cosigned[0]} header.s=s2 header.b={cosigner[:8]}")
     if letter.signed:
         results.append(f"dkim={letter.dkim} header.i=@{letter.domain} header.s=s1 header.b={b[:8]}")
     results.append(f"spf=pass smtp.mailfrom=bounce-{number}@{letter.domain}")
     lines.append(f"Authentication-Results: {letter.authserv};\r\n       " + ";\r\n       ".join(results))
+    if letter.cosigned is not None:
+        domain, fields = letter.cosigned
+        lines.append(
+            f"DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d={domain}; s=s2;\r\n"
+            f"        h={':'.join(('from', 'to', 'subject', 'date', *fields))};\r\n        bh={_b('body')};\r\n"
+            f"        b={cosigner}"
+        )
     if letter.signed:
         signed = ":".join(("from", "to", "subject", "date", *letter.signs))
         lines.append(
