@@ -242,7 +242,7 @@ async def test_damaged_record_is_reported_and_kept(
     [
         ({"add_label": "\\Inbox"}, "label_forbidden", "Gmail's own labels"),
         ({"add_label": "\\Trash"}, "label_forbidden", "Gmail's own labels"),
-        ({"remove_label": "Soukromé"}, "label_forbidden", "not configured"),
+        ({"remove_label": "Soukromé"}, "label_forbidden", 'not configured for mailbox "o"'),
         ({"seen": True, "flagged": True}, "invalid_input", "exactly one"),
         ({}, "invalid_input", "exactly one"),
     ],

@@ -17,6 +17,7 @@ from toolcalls import Call, error, ok
 from gmail_emulator import FaultRule, GmailEmulator
 from mcp_multi_gmail import statefile
 from mcp_multi_gmail.errors import MailError
+from mcp_multi_gmail.gmail.imap import batches
 from mcp_multi_gmail.mail import undo
 from mcp_multi_gmail.runtime import Runtime
 
@@ -242,3 +243,23 @@ async def test_an_undo_of_a_trash_cut_off_after_the_move_finishes_the_labels(
     print("trash undo again:", json.dumps(again, ensure_ascii=False)[:400])
     assert (again["restored"], again["skipped"], again["failed"]) == (1, 0, 0)
     assert state(emulator)[target] == before[target]
+
+
+async def test_an_undo_leaves_alone_the_old_classification_a_sweep_kept_in_an_earlier_batch(
+    emulator: GmailEmulator, make_box: Callable[[list[Spec]], Runtime], call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the new classification did not arrive, the old one stays, and the undo knows it was never taken off."""
+    monkeypatch.setattr(batches, "UIDS_PER_COMMAND", 2)  # two batches of two messages
+    specs = [Spec(f"k-{n}", f"Výpis {n}", "vypisy@banka.example", ("\\Inbox", BANK)) for n in range(4)]
+    runtime = make_box(specs)
+    before = state(emulator)
+    preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change=CLASSIFY)
+    emulator.set_knobs(store_not_applied_ids={message_id("k-0")})  # Účetnictví does not take on k-0
+    applied = await ok(
+        call, runtime, "mg_sweep", account="o", query=QUERY, change=CLASSIFY, confirm_token=preview["confirm_token"]
+    )
+    assert (applied["changed"], applied["failed"]) == (3, 1)
+    assert state(emulator)[message_id("k-0")] == before[message_id("k-0")]  # Banka kept there
+    undone = await ok(call, runtime, "mg_undo", account="o", undo_token=applied["undo_token"])
+    assert (undone["skipped"], undone["failed"], undone["messages"]) == (0, 0, []), undone
+    assert state(emulator) == before

@@ -8,13 +8,15 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from sweep_box import ACCOUNTING, BANK, BOX, PROCESSED, Spec, accounting_box, config_entry, load, message_id, state
 from toolcalls import Call, ok
 
 from gmail_emulator import GmailEmulator
+from mcp_multi_gmail.gmail.imap import Fetched, ImapSession
+from mcp_multi_gmail.mail.core import writes
 from mcp_multi_gmail.mail.undo.records import Records
 from mcp_multi_gmail.runtime import Runtime
 
@@ -171,3 +173,20 @@ async def test_a_replaced_classification_that_stays_on_is_a_failed_message(
     assert (done["succeeded"], done["failed"], done["threads"][0]["outcome"]) == (1, 1, "failed")
     removed = next(e for e in done["changes"] if e["name"] == BANK)
     assert (removed["changed"], removed["failed"], removed["replaced_by"]) == (1, 1, ACCOUNTING)
+
+
+class _ReadBackWithoutLabels:
+    """A session that takes every STORE and whose read-back answers without X-GM-LABELS."""
+
+    def change_labels(self, uids: list[int], labels: list[str], *, add: bool) -> bool:
+        return True
+
+    def fetch(self, uids: list[int], items: list[str]) -> dict[int, Fetched]:
+        return {uid: Fetched(uid=uid) for uid in uids}
+
+
+def test_a_label_the_read_back_does_not_show_is_not_reported_changed() -> None:
+    before = {1: Fetched(uid=1, labels=(PROCESSED,))}
+    [want] = wants = [writes.Want("label", PROCESSED, False, [1])]
+    writes.apply(cast(ImapSession, _ReadBackWithoutLabels()), before, wants)
+    assert (want.changed, want.already, want.failed) == (set(), set(), {1})

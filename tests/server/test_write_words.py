@@ -148,3 +148,20 @@ async def test_a_trash_undone_without_its_labels_is_listed_as_failed(
     )
     labels, _flags, place = snapshot(emulator, BOX)[message_id("u-0")]
     assert place == "normal" and "\\Inbox" in labels and PROCESSED not in labels
+
+
+async def test_a_label_change_says_whether_gmail_refused_it_or_took_it_without_effect(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+) -> None:
+    """A refusal is Gmail's answer to repeat to the user; a change accepted but not applied is worth a second call."""
+    load(emulator, [Spec(f"u-{n}", f"Výpis {n}", "vypisy@banka.example", ("\\Inbox",)) for n in range(2)])
+    runtime = make_runtime(write_config([config_entry()]))
+    emulator.add_fault(FaultRule("no:[CANNOT] Store failed", match="UID STORE"))
+    refused = await ok(call, runtime, "mg_label_message", account="o", message_ids=[message_id("u-0")], label=PROCESSED)
+    [outcome] = refused["messages"]
+    assert (outcome["outcome"], outcome["detail"]) == ("failed", 'Gmail refused to apply the label "Asistent".')
+    emulator.set_knobs(store_not_applied_ids={message_id("u-1")})
+    ignored = await ok(call, runtime, "mg_label_message", account="o", message_ids=[message_id("u-1")], label=PROCESSED)
+    [outcome] = ignored["messages"]
+    assert outcome["outcome"] == "failed" and outcome["detail"].startswith("Gmail accepted the change"), outcome
+    assert outcome["detail"].endswith("Call again with the same ids."), outcome
