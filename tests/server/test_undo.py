@@ -438,3 +438,18 @@ async def test_a_record_of_another_kind_under_an_undo_token_is_refused(
     body = await error(call, runtime, "mg_undo", account="o", undo_token=token)
     assert body["code"] == "invalid_input" and "not an undo token" in body["message"]
     assert emulator.snapshot() == snapshot
+
+
+async def test_undo_lists_a_message_another_client_deletes_meanwhile_by_its_gmail_id(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    done = await ok(call, runtime, "mg_label_message", account="o", message_ids=ids(1, 2, 4), label=PROCESSED)
+    emulator.remove_labels(BOX, message_id("v-2"), [PROCESSED])  # the user took it off again: skipped
+    msgid = emulator.message(BOX, message_id("v-2")).msgid  # type: ignore[union-attr]
+    # Another client marks v-2 \Deleted and expunges it just as the undo lists it: the server tells of
+    # the flag unasked (its sequence number, 3 of All Mail; no UID), and the FETCH finds no v-2 any more.
+    gone = FaultRule(r"untagged:3 FETCH (FLAGS (\Deleted))", match="UID FETCH", hook=lambda: delete(emulator, ["v-2"]))
+    emulator.add_fault(FaultRule("hook", match="UID SEARCH", hook=lambda: emulator.add_fault(gone)))
+    result = await undo(call, runtime, done["undo_token"])
+    assert (result["restored"], result["skipped"]) == (2, 1)
+    assert [m["message_id"] for m in result["messages"]] == [gmail_id(msgid)]
