@@ -155,6 +155,17 @@ def test_fault_hook_acts_before_the_nth_command_is_answered(imap_emu: ImapEmu) -
     client.logout()
 
 
+def test_fault_untagged_sends_unsolicited_data_after_its_hook(imap_emu: ImapEmu) -> None:
+    imap_emu.deliver(imap_emu.make_mail("first"))
+    raw = imap_emu.raw()
+    raw.command("SELECT INBOX")
+    hooked: list[int] = []
+    rule = FaultRule(r"untagged:1 FETCH (FLAGS (\Deleted))", match="NOOP", hook=lambda: hooked.append(1))
+    imap_emu.observer.add_fault(rule)
+    lines = raw.command("NOOP")
+    assert hooked == [1] and lines[0] == b"* 1 FETCH (FLAGS (\\Deleted))" and lines[-1].startswith(b"r")
+
+
 @pytest.mark.parametrize(
     ("kind", "text"),
     [

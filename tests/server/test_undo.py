@@ -331,3 +331,125 @@ def _untag(emulator: GmailEmulator, msgid: int) -> None:
     assert account is not None
     msg = account.messages[msgid]
     account.set_labels(msg, frozenset(lb for lb in msg.labels if lb != PROCESSED))
+
+
+async def test_undo_leaves_alone_what_the_write_did_not_change(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    emulator.set_knobs(store_not_applied_ids={message_id("v-2")})  # Gmail does not take the label on v-2
+    done = await ok(call, runtime, "mg_label_message", account="o", message_ids=ids(1, 2, 4), label=PROCESSED)
+    assert done["failed"] == 1 and PROCESSED not in state(emulator)[ids(2)[0]][0]
+    emulator.add_labels(BOX, ids(2)[0], [PROCESSED])  # the user puts it on v-2 themselves
+    result = await undo(call, runtime, done["undo_token"])
+    assert (result["restored"], result["skipped"], result["failed"], result["messages"]) == (2, 0, 0, [])
+    after = state(emulator)
+    assert PROCESSED in after[ids(2)[0]][0]  # the user's label, not the write's: it stays
+    assert PROCESSED not in after[ids(1)[0]][0] and PROCESSED not in after[ids(4)[0]][0]
+
+
+async def test_undo_token_expires_at_exactly_seven_days(
+    emulator: GmailEmulator, runtime: Runtime, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = await ok(call, runtime, "mg_label_message", account="o", message_ids=ids(1), label=PROCESSED)
+    created = records.parse_stamp(_record(runtime, done["undo_token"])["created"])
+    monkeypatch.setattr(records, "now", lambda: created + records.KEEP)  # the moment its record may be pruned
+    snapshot = emulator.snapshot()
+    body = await error(call, runtime, "mg_undo", account="o", undo_token=done["undo_token"])
+    assert body["code"] == "invalid_input" and "expired" in body["message"]
+    assert emulator.snapshot() == snapshot
+
+
+@pytest.mark.parametrize("how", ["cut to 50", "all listed"])
+async def test_undo_lists_fifty_skipped_and_says_how_many_more(
+    emulator: GmailEmulator, runtime: Runtime, call: Call, how: str
+) -> None:
+    more = 43 if how == "cut to 50" else 42  # with the 8 of v-0..v-11 that lack the label: 51 or 50
+    load(
+        emulator, [Spec(f"w-{n}", f"Výpis w{n}", "vypisy@banka.example", ("\\Inbox",)) for n in range(more)], labels=()
+    )
+    tags = [f"v-{n}" for n in range(12) if n % 3] + [f"w-{n}" for n in range(more)]
+    done = await ok(
+        call, runtime, "mg_label_message", account="o", message_ids=[message_id(t) for t in tags], label=PROCESSED
+    )
+    assert done["succeeded"] == len(tags)
+    delete(emulator, tags)  # deleted for good meanwhile: each is skipped
+    result = await undo(call, runtime, done["undo_token"])
+    assert (result["restored"], result["skipped"]) == (0, len(tags))
+    assert len(result["messages"]) == min(len(tags), 50)
+    if len(tags) > 50:
+        [cut] = result["cut"]
+        assert (cut["field"], cut["shown"], cut["total"]) == ("messages", 50, 51) and cut["how_to_get_the_rest"]
+    else:
+        assert result["cut"] == []
+
+
+def _record(runtime: Runtime, token: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(records.Records(runtime.state_folder()).path(token).read_text("utf-8"))
+    return found
+
+
+def _write_record(runtime: Runtime, token: str, body: dict[str, Any]) -> None:
+    """A record file as an earlier version wrote it, or as a person edited it."""
+    path = records.Records(runtime.state_folder()).path(token)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"version": records.VERSION, **body}), "utf-8")
+
+
+async def test_a_preview_recorded_by_an_earlier_version_has_nothing_to_undo(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    token = records.new_token(records.UNDO_PREFIX)
+    # What a sweep's preview wrote before the token life cycle: the state "reserved", no `reserved` key.
+    old = {"kind": "undo", "account": "o", "tool": "mg_sweep", "created": records.stamp(records.now())}
+    _write_record(runtime, token, {**old, "state": "reserved", "groups": [], "all_mail_uidvalidity": None})
+    body = await error(call, runtime, "mg_undo", account="o", undo_token=token)
+    assert body["code"] == "not_found" and "never applied" in body["message"]
+    assert "used" not in _record(runtime, token)  # still the preview's: its sweep can be applied
+
+
+async def test_an_undo_record_without_its_optional_fields_still_undoes_what_it_lists(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    for mid in ids(1, 2):
+        emulator.add_labels(BOX, mid, [PROCESSED])
+    msgids = [emulator.message(BOX, mid).msgid for mid in ids(1, 2)]  # type: ignore[union-attr]
+    # No tool, no UIDVALIDITY (the messages are found by their X-GM-MSGID), a group without failed ones.
+    group = {"attribute": "label", "name": PROCESSED, "on": True, "messages": [[m, 0] for m in msgids]}
+    bare = {"kind": "undo", "account": "o", "created": records.stamp(records.now()), "state": "applied"}
+    token, empty = records.new_token(records.UNDO_PREFIX), records.new_token(records.UNDO_PREFIX)
+    _write_record(runtime, token, {**bare, "groups": [group]})
+    _write_record(runtime, empty, bare)  # no groups at all: nothing to set back
+    result = await undo(call, runtime, token)
+    assert (result["undone"], result["restored"], result["skipped"], result["failed"]) == ("", 2, 0, 0)
+    assert all(PROCESSED not in state(emulator)[mid][0] for mid in ids(1, 2))
+    snapshot = emulator.snapshot()
+    nothing = await undo(call, runtime, empty)
+    assert (nothing["restored"], nothing["skipped"], nothing["changes"]) == (0, 0, [])
+    assert emulator.snapshot() == snapshot and _record(runtime, empty)["state"] == "used"
+
+
+async def test_a_record_of_another_kind_under_an_undo_token_is_refused(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change={"seen": True})
+    token = records.new_token(records.UNDO_PREFIX)
+    _write_record(runtime, token, _record(runtime, preview["confirm_token"]))  # a sweep's record, renamed
+    snapshot = emulator.snapshot()
+    body = await error(call, runtime, "mg_undo", account="o", undo_token=token)
+    assert body["code"] == "invalid_input" and "not an undo token" in body["message"]
+    assert emulator.snapshot() == snapshot
+
+
+async def test_undo_lists_a_message_another_client_deletes_meanwhile_by_its_gmail_id(
+    emulator: GmailEmulator, runtime: Runtime, call: Call
+) -> None:
+    done = await ok(call, runtime, "mg_label_message", account="o", message_ids=ids(1, 2, 4), label=PROCESSED)
+    emulator.remove_labels(BOX, message_id("v-2"), [PROCESSED])  # the user took it off again: skipped
+    msgid = emulator.message(BOX, message_id("v-2")).msgid  # type: ignore[union-attr]
+    # Another client marks v-2 \Deleted and expunges it just as the undo lists it: the server tells of
+    # the flag unasked (its sequence number, 3 of All Mail; no UID), and the FETCH finds no v-2 any more.
+    gone = FaultRule(r"untagged:3 FETCH (FLAGS (\Deleted))", match="UID FETCH", hook=lambda: delete(emulator, ["v-2"]))
+    emulator.add_fault(FaultRule("hook", match="UID SEARCH", hook=lambda: emulator.add_fault(gone)))
+    result = await undo(call, runtime, done["undo_token"])
+    assert (result["restored"], result["skipped"]) == (2, 1)
+    assert [m["message_id"] for m in result["messages"]] == [gmail_id(msgid)]

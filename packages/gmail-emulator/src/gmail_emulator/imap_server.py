@@ -402,10 +402,12 @@ class ImapSession:
             self._tagged(cmd.tag, REFUSALS.get(arg, REFUSALS["invalid"]))
             await self.flush()
             return True
-        if kind == "hook" and fault.hook is not None:
+        if kind in ("hook", "untagged") and fault.hook is not None:
             # A worker thread, so the hook may use the control methods (they run on this loop).
             await asyncio.to_thread(fault.hook)
-        return False  # delay / drop_mid_reply / hook: the command runs
+        if kind == "untagged":
+            self._out.append(f"* {arg}\r\n".encode())
+        return False  # delay / drop_mid_reply / hook / untagged: the command runs
 
     async def _dispatch(self, cmd: Command) -> None:
         spec = self.server.commands.get(cmd.name)

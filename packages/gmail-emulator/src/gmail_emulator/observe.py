@@ -65,7 +65,9 @@ class FaultRule:
     refuse:<one of those kinds> (any command, a tagged NO with Gmail's text) | greeting_bye |
     tls_fail (the last two fire at connect time) | hook (calls `hook` in a worker thread, then the
     command runs as usual: a test acts at the exact moment a command arrives instead of racing it
-    with a timer).
+    with a timer) | untagged:<text> (calls `hook` if given, then sends `* <text>` before the command
+    runs: unsolicited data such as another client's flag change, which RFC 3501 section 7 lets a
+    server send during any command).
     `match`: a command name ("UID FETCH", "LOGIN", ...) or "*"/None for any; a plain name also
     matches its UID form ("FETCH" matches "UID FETCH").
     `nth`: fire from the nth matching command on (1-based, counted since the rule was added).
