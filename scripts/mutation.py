@@ -357,7 +357,8 @@ def run_mutmut(
     `max_minutes`, mutmut is stopped then (exit code -1): what it checked by then is kept, the rest is
     "not checked" (it runs the mutants with the fastest tests first). `again` (with `only`): run the
     named mutants once more in the last run's working directory, every other mutant keeping its result
-    (mutmut starts a module's results afresh when its source changed since)."""
+    (mutmut starts a module's results afresh when its source changed since, and every result when the
+    test selection changed)."""
     if again and target.mutants.is_dir():
         target.configure()  # the tests it selects may have changed since
     else:
