@@ -118,14 +118,8 @@ TEXT_KEYWORDS = frozenset({"message", "reason", "detail", "note", "how_to_get_th
 # statefile's two also take the file's path or folder only to name it in the error's words; so does the
 # unsubscribe's note of a request made but not recorded (_not_recorded: what was made, what a retry would
 # do). These only format such an argument into text: None there reads "None" and raises nothing.
-TEXT_POSITIONS = {
-    "skip": {2},
-    "fail": {2},
-    "after_error": {1},
-    "damaged": {0, 1, 2, 3, 4},
-    "unwritable": {0, 1, 3},
-    "_not_recorded": {1, 2},
-}
+TEXT_POSITIONS = {"skip": {2}, "fail": {2}, "after_error": {1}}
+TEXT_POSITIONS |= {"damaged": {0, 1, 2, 3, 4}, "unwritable": {0, 1, 3}, "_not_recorded": {1, 2}}
 FORMATTING_HELPERS = frozenset({"damaged", "unwritable", "_not_recorded"})
 # A log line (`logger.error(...)` and the like): its format and arguments are words on stderr.
 LOGGERS = frozenset({"logger", "log"})
