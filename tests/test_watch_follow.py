@@ -367,7 +367,8 @@ def test_a_second_follower_takes_over_within_seconds_and_only_it_reports(
 
 # `uv run` stands between the shell and us and waits for us; the host under it just runs.
 MIDDLE = "import subprocess, sys; c = subprocess.Popen(sys.argv[1:]); print(c.pid, flush=True); sys.exit(c.wait())"
-TOP = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', *sys.argv[1:]]); time.sleep(120)"
+# The host lives as long as what it started (or until the test kills it), as a real host does.
+TOP = "import subprocess, sys; sys.exit(subprocess.Popen([sys.executable, '-c', *sys.argv[1:]]).wait())"
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="the start time of a process comes from /proc")
