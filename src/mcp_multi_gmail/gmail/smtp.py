@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import functools
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import deadline
 from ..config import SignIn
@@ -23,6 +25,11 @@ CONNECT_TIMEOUT_S = 10.0
 SOCKET_TIMEOUT_S = 60.0
 # Once Gmail accepted the message, QUIT is only politeness: a slow answer to it must not hold the call.
 QUIT_AFTER_ACCEPTANCE_S = 5.0
+# After the last answer, TLS's goodbye (close_notify) needs Gmail's reply before the socket is closed;
+# aiosmtplib starts it and returns. A session waits this long for it, then drops the line, so no call
+# leaves a socket open behind it (RFC 8446 §6.1; docs/en/development.md, "Sockets").
+GOODBYE_S = 1.0
+_GOODBYE_POLL_S = 0.005
 
 
 @dataclass(frozen=True)
@@ -31,11 +38,66 @@ class ProbeFailure:
     reason: str
 
 
-def _client(endpoint: Endpoint, gmail_port: int) -> aiosmtplib.SMTP:
+class _Ends:
+    """The transports a session closed, with their sockets: aiosmtplib forgets a transport as it
+    closes it, while the socket under it stays open until the TLS goodbye is over."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[asyncio.Transport, Any]] = []
+
+    def note(self, transport: asyncio.BaseTransport) -> None:
+        # A stream transport, so it can be aborted; its socket is the one under any TLS layer.
+        self.lines.append((cast(asyncio.Transport, transport), transport.get_extra_info("socket")))
+
+    def open(self) -> bool:
+        return any(sock is not None and sock.fileno() != -1 for _, sock in self.lines)
+
+    def drop(self) -> None:
+        """Close every socket without a goodbye (on the loop's next turn)."""
+        for transport, _ in self.lines:
+            transport.abort()
+
+    async def closed(self, limit_s: float) -> None:
+        """Returns once every socket is closed; what is still open after `limit_s` is dropped."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + limit_s
+        try:
+            while self.open() and loop.time() < end:
+                await asyncio.sleep(_GOODBYE_POLL_S)
+        except asyncio.CancelledError:
+            self.drop()  # the call's deadline: no more waiting
+            raise
+        if self.open():
+            self.drop()
+            await asyncio.sleep(0)  # abort closes the socket on the loop's next turn
+
+
+@functools.cache
+def _session_class() -> Callable[..., aiosmtplib.SMTP]:
+    """aiosmtplib's client that hands each transport it closes to `ends` (built at the first use)."""
     import aiosmtplib
 
+    class Session(aiosmtplib.SMTP):
+        def __init__(self, ends: _Ends, **options: Any) -> None:
+            self.ends = ends
+            super().__init__(**options)
+
+        def close(self) -> None:
+            if self.transport is not None:
+                self.ends.note(self.transport)
+            super().close()
+
+    return Session
+
+
+@asynccontextmanager
+async def _session(endpoint: Endpoint, gmail_port: int) -> AsyncIterator[aiosmtplib.SMTP]:
+    """One SMTP session on one port; when the block ends, its socket is closed: after the TLS
+    goodbye, or dropped (at once when the call's deadline cancels it)."""
     implicit = gmail_port == SMTPS
-    return aiosmtplib.SMTP(
+    ends = _Ends()
+    client = _session_class()(
+        ends,
         hostname=endpoint.smtp_host,
         port=endpoint.smtp_port(gmail_port),
         use_tls=implicit,
@@ -43,6 +105,18 @@ def _client(endpoint: Endpoint, gmail_port: int) -> aiosmtplib.SMTP:
         tls_context=endpoint.tls_context(),
         timeout=deadline.remaining(SOCKET_TIMEOUT_S),
     )
+    try:
+        yield client
+    except asyncio.CancelledError:
+        client.close()
+        ends.drop()
+        raise
+    except BaseException:
+        client.close()
+        await ends.closed(deadline.remaining(GOODBYE_S))
+        raise
+    client.close()
+    await ends.closed(deadline.remaining(GOODBYE_S))
 
 
 def _one_line(code: int, message: str) -> str:
@@ -66,19 +140,19 @@ async def login_probe(endpoint: Endpoint, gmail_port: int, address: str, passwor
     """Connect and authenticate on one port; send nothing. Raises the aiosmtplib error."""
     import aiosmtplib
 
-    client = _client(endpoint, gmail_port)
-    await client.connect(timeout=deadline.remaining(CONNECT_TIMEOUT_S))
-    try:
-        await smtp_authenticate(client, address, password, endpoint.tls_context())
-    except asyncio.CancelledError:
-        client.close()  # the call's deadline: no polite QUIT, just drop the line
-        raise
-    finally:
-        if client.is_connected:
-            try:
-                await client.quit()
-            except aiosmtplib.SMTPException:
-                client.close()
+    async with _session(endpoint, gmail_port) as client:
+        await client.connect(timeout=deadline.remaining(CONNECT_TIMEOUT_S))
+        try:
+            await smtp_authenticate(client, address, password, endpoint.tls_context())
+        except asyncio.CancelledError:
+            client.close()  # the call's deadline: no polite QUIT, just drop the line
+            raise
+        finally:
+            if client.is_connected:
+                try:
+                    await client.quit()
+                except aiosmtplib.SMTPException:
+                    client.close()
 
 
 async def choose_port(
@@ -226,58 +300,58 @@ async def submit(
     success, even if the call's deadline passes while QUIT waits for its answer."""
     import aiosmtplib
 
-    client = _client(endpoint, gmail_port)
     stage = "connect"
     accepted: list[str] = []
     rejected: list[str] = []
     refusals: dict[str, str] = {}
     codes: list[int] = []
     submission: Submission | None = None
-    try:
-        await client.connect(timeout=deadline.remaining(CONNECT_TIMEOUT_S))
-        stage = "login"
-        await smtp_authenticate(client, address, password, endpoint.tls_context())
-        stage = "mail"
-        await client.mail(envelope_from)
-        stage = "rcpt"
-        for recipient in recipients:
-            try:
-                await client.rcpt(recipient)
-                accepted.append(recipient)
-            except aiosmtplib.SMTPRecipientRefused as error:
-                rejected.append(recipient)
-                refusals[recipient] = _reason(error)
-                codes.append(error.code)
-                if not client.is_connected:
-                    break  # a 421 closes the connection: the rest cannot be asked
-        if not accepted or not client.is_connected:
-            why = "; ".join(f"{r}: {text}" for r, text in refusals.items())
-            # Temporary only when every refusal was: one permanent "no such user" stays permanent.
-            code = max(codes) if codes else None
-            what = "refused every recipient" if not accepted else "closed the connection before the message"
-            raise SendFailed("rcpt", f"Gmail {what} ({why})", maybe_sent=False, refused=True, code=code)
-        if before_data is not None:
-            before_data()
-        stage = "data"
-        deadline.note("handing the message to Gmail over SMTP")
-        # aiosmtplib's timeout covers the whole upload and Gmail's answer: it grows with the size.
-        upload_s = SOCKET_TIMEOUT_S + deadline.upload_allowance_s(len(data))
-        response = await client.data(data, timeout=deadline.remaining(upload_s))
-        submission = Submission(accepted, rejected, _one_line(response.code, response.message), refusals)
-        if on_accepted is not None:
-            on_accepted(submission)
-    except asyncio.CancelledError:
-        client.close()  # the call's deadline: drop the line, the caller reports what was known
-        raise
-    except SendFailed:
-        raise
-    except aiosmtplib.SMTPResponseException as error:
-        # Gmail answered with a code (a refused login included): it refused, so nothing was accepted.
-        raise SendFailed(stage, _reason(error), maybe_sent=False, refused=True, code=error.code) from None
-    except (aiosmtplib.SMTPException, OSError, TimeoutError) as error:
-        maybe = stage == "data"
-        raise SendFailed(stage, _reason(error), maybe_sent=maybe, accepted=accepted, rejected=rejected) from None
-    finally:
-        await _quit(client, accepted=submission is not None)
+    async with _session(endpoint, gmail_port) as client:
+        try:
+            await client.connect(timeout=deadline.remaining(CONNECT_TIMEOUT_S))
+            stage = "login"
+            await smtp_authenticate(client, address, password, endpoint.tls_context())
+            stage = "mail"
+            await client.mail(envelope_from)
+            stage = "rcpt"
+            for recipient in recipients:
+                try:
+                    await client.rcpt(recipient)
+                    accepted.append(recipient)
+                except aiosmtplib.SMTPRecipientRefused as error:
+                    rejected.append(recipient)
+                    refusals[recipient] = _reason(error)
+                    codes.append(error.code)
+                    if not client.is_connected:
+                        break  # a 421 closes the connection: the rest cannot be asked
+            if not accepted or not client.is_connected:
+                why = "; ".join(f"{r}: {text}" for r, text in refusals.items())
+                # Temporary only when every refusal was: one permanent "no such user" stays permanent.
+                code = max(codes) if codes else None
+                what = "refused every recipient" if not accepted else "closed the connection before the message"
+                raise SendFailed("rcpt", f"Gmail {what} ({why})", maybe_sent=False, refused=True, code=code)
+            if before_data is not None:
+                before_data()
+            stage = "data"
+            deadline.note("handing the message to Gmail over SMTP")
+            # aiosmtplib's timeout covers the whole upload and Gmail's answer: it grows with the size.
+            upload_s = SOCKET_TIMEOUT_S + deadline.upload_allowance_s(len(data))
+            response = await client.data(data, timeout=deadline.remaining(upload_s))
+            submission = Submission(accepted, rejected, _one_line(response.code, response.message), refusals)
+            if on_accepted is not None:
+                on_accepted(submission)
+        except asyncio.CancelledError:
+            client.close()  # the call's deadline: drop the line, the caller reports what was known
+            raise
+        except SendFailed:
+            raise
+        except aiosmtplib.SMTPResponseException as error:
+            # Gmail answered with a code (a refused login included): it refused, so nothing was accepted.
+            raise SendFailed(stage, _reason(error), maybe_sent=False, refused=True, code=error.code) from None
+        except (aiosmtplib.SMTPException, OSError, TimeoutError) as error:
+            maybe = stage == "data"
+            raise SendFailed(stage, _reason(error), maybe_sent=maybe, accepted=accepted, rejected=rejected) from None
+        finally:
+            await _quit(client, accepted=submission is not None)
     assert submission is not None  # every other way out of the try raised
     return submission

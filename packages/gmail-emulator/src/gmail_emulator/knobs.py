@@ -82,6 +82,10 @@ class Knobs:
     # accepted only when the time is up, so a client that gives up earlier never sent it.
     smtp_data_delay_s: float = 0.0
     smtp_upload_bytes_per_s: float | None = None
+    # How Gmail's side ends an SMTP session it closes (after 221 to QUIT, or a 421): "tls" answers the
+    # client's TLS goodbye (close_notify) and closes; "tcp" closes the connection without one;
+    # "silent" reads and sends nothing more, as a path that drops packets (BEHAVIOURS.md, "SMTP").
+    smtp_goodbye: Literal["tls", "tcp", "silent"] = "tls"
     # Local delivery into a recipient's INBOX.
     delivery_delay_s: float = 0.0
     auto_expunge: bool = True

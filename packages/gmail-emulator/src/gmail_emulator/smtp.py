@@ -24,7 +24,7 @@ import ssl
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session, TLSSetupException
 
@@ -132,9 +132,12 @@ class SmtpFront:
         self._timers.clear()
 
     def reset(self, store: Store) -> None:
-        """A fresh start: new store, empty outbox, no faults, counters at zero."""
+        """A fresh start: new store, empty outbox, no faults, counters at zero, no open session (one
+        parked by `smtp_goodbye="silent"` stays open until then)."""
         self.cancel_pending()
         self.store = store
+        for proto in list(self._live):
+            proto.drop()
         with self._lock:
             self._outbox.clear()
             self._faults.clear()
@@ -331,10 +334,6 @@ class _Hooks:
             return await server.act(fault, "after_data")
         return f"250 2.0.0 OK  {int(front.store.clock())} {front.transaction_id()} - gsmtp"
 
-    async def handle_QUIT(self, server: GmailSMTP, session: Session, envelope: Envelope) -> str:
-        del session, envelope
-        return f"221 2.0.0 closing connection {server.front.transaction_id()} - gsmtp"
-
     async def handle_exception(self, error: Exception) -> str:
         if isinstance(error, TLSSetupException | ConnectionError | ssl.SSLError):
             log.info("SMTP client went away: %r", error)  # a client problem, not ours
@@ -491,9 +490,20 @@ class GmailSMTP(SMTP):
             task.cancel()
 
     def _close_now(self) -> None:
-        transport = self.transport
+        """End the session after Gmail's last answer, the way `knobs.smtp_goodbye` says."""
+        goodbye = self.front.store.knobs.smtp_goodbye
+        transport = cast(asyncio.Transport | None, self.transport)
+        if goodbye == "silent":
+            # Nothing more is read, so the client's TLS goodbye is never answered; the handler stays
+            # parked (cancelling it would close the connection) until a reset or the stop drops it.
+            if transport is not None:
+                transport.pause_reading()
+            return
         if transport is not None:
-            transport.close()
+            if goodbye == "tcp":
+                transport.abort()
+            else:
+                transport.close()
         task = self._handler_coroutine
         if task is not None and not task.done():
             task.cancel()
@@ -509,6 +519,14 @@ class GmailSMTP(SMTP):
                 self._close_now()
             return
         await super()._handle_client()
+
+    async def smtp_QUIT(self, arg: str) -> None:
+        # aiosmtpd's own QUIT closes at once; Gmail's side ends as `_close_now` says.
+        if arg:
+            await self.push("501 Syntax: QUIT")
+            return
+        await self.push(f"221 2.0.0 closing connection {self.front.transaction_id()} - gsmtp")
+        self._close_now()
 
     async def push(self, status: str | bytes) -> None:
         if self._dropped:
