@@ -197,7 +197,7 @@ def startup(rows: list[Row]) -> Target:
     if listed and listed.ours.median is not None and listed.peer.median is not None:
         extra = (
             f"; start → tools/list: ours {_s(listed.ours.median)} s, minimal {_s(listed.peer.median)} s "
-            f"(+{listed.ours.median - listed.peer.median:.3f} s: the tools are built at the first tools/list)"
+            f"(+{listed.ours.median - listed.peer.median:.3f} s; answered from the list shipped in the package)"
         )
     return _target(
         name,
