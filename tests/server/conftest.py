@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sweep_box import CLASSES, PROCESSED, Spec, config_entry, load
 
 from gmail_emulator import GmailEmulator
 from mcp_multi_gmail.demo.setup import demo_accounts  # the same three mailboxes the demo shows
@@ -26,6 +27,20 @@ def make_runtime(emulator: GmailEmulator, tmp_path: Path) -> Callable[..., Runti
         return load_runtime(config_path, gmail_env(emulator), state_dir=state, call_timeout_s=call_timeout_s)
 
     return make
+
+
+@pytest.fixture
+def box_runtime(
+    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[..., Runtime]
+) -> Callable[..., Runtime]:
+    """Messages loaded into sweep_box's mailbox and a runtime for it as mailbox "o", with its processed
+    label and classifications (`**settings` adds to the account's entry)."""
+
+    def start(specs: Iterable[Spec], labels: Iterable[str] = (PROCESSED, *CLASSES), **settings: object) -> Runtime:
+        load(emulator, specs, labels)
+        return make_runtime(write_config([config_entry(**settings)]))
+
+    return start
 
 
 DEMO_SEED = Path(str(files("gmail_emulator.seeds") / "demo" / "seed.json"))

@@ -214,10 +214,9 @@ async def test_confirm_token_once_bound_and_expiring(
 
 
 async def test_damaged_record_is_reported_and_kept(
-    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+    emulator: GmailEmulator, box_runtime: Callable[..., Runtime], call: Call
 ) -> None:
-    load(emulator, accounting_box(threads=5, replies=0).specs)
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(accounting_box(threads=5, replies=0).specs)
     preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change={"flagged": True})
     path = records.Records(runtime.state_folder()).path(preview["confirm_token"])
     path.write_text('{"version": 1, "acc', encoding="utf-8")
@@ -249,15 +248,13 @@ async def test_damaged_record_is_reported_and_kept(
 )
 async def test_refused_changes_write_nothing(
     emulator: GmailEmulator,
-    write_config: Callable[..., Path],
-    make_runtime: Callable[[Path], Runtime],
+    box_runtime: Callable[..., Runtime],
     call: Call,
     change: dict[str, Any],
     code: str,
     words: str,
 ) -> None:
-    load(emulator, accounting_box(threads=3, replies=0).specs)
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(accounting_box(threads=3, replies=0).specs)
     snapshot = emulator.snapshot()
     body = await error(call, runtime, "mg_sweep", account="o", query=QUERY, change=change)
     assert body["code"] == code and words in body["message"], body
@@ -265,10 +262,9 @@ async def test_refused_changes_write_nothing(
 
 
 async def test_a_record_that_cannot_be_written_stops_the_sweep(
-    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+    emulator: GmailEmulator, box_runtime: Callable[..., Runtime], call: Call
 ) -> None:
-    load(emulator, accounting_box(threads=4, replies=0).specs)
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(accounting_box(threads=4, replies=0).specs)
     runtime.state_folder().mkdir(parents=True, exist_ok=True)
     (runtime.state_folder() / records.FOLDER).write_text("not a folder", encoding="utf-8")  # root ignores modes
     snapshot = emulator.snapshot()
@@ -296,10 +292,9 @@ def test_record_files_hold_no_token(tmp_path: Path) -> None:
 
 
 async def test_mail_too_new_for_the_index_is_neither_counted_nor_touched(
-    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+    emulator: GmailEmulator, box_runtime: Callable[..., Runtime], call: Call
 ) -> None:
-    load(emulator, accounting_box(threads=10, replies=0).specs)  # loaded mail is indexed from the start
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(accounting_box(threads=10, replies=0).specs)  # loaded mail is indexed from the start
     emulator.set_knobs(raw_search_lag_s=30.0)
     preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change={"seen": True})
     assert preview["matched_messages"] == 10
@@ -375,10 +370,11 @@ def test_a_failed_message_without_its_envelope_is_still_listed() -> None:
 
 
 async def test_only_an_added_label_is_created_and_it_takes_where_gmail_ignores_unknown_labels(
-    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+    emulator: GmailEmulator, box_runtime: Callable[..., Runtime], call: Call
 ) -> None:
-    load(emulator, [Spec(f"m-{n}", f"Oznámení {n}", "vypisy@banka.example", ("\\Inbox",)) for n in range(4)], labels=())
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(
+        [Spec(f"m-{n}", f"Oznámení {n}", "vypisy@banka.example", ("\\Inbox",)) for n in range(4)], labels=()
+    )
     labels = emulator.labels(BOX)
     assert PROCESSED not in labels
     # A flag, and a label taken off that the mailbox does not have: no label is created for them.
@@ -397,13 +393,11 @@ async def test_only_an_added_label_is_created_and_it_takes_where_gmail_ignores_u
 
 async def test_a_confirm_token_is_refused_from_its_expiry_on_while_held_and_when_not_a_sweeps(
     emulator: GmailEmulator,
-    write_config: Callable[..., Path],
-    make_runtime: Callable[[Path], Runtime],
+    box_runtime: Callable[..., Runtime],
     call: Call,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    load(emulator, accounting_box(threads=3, replies=0).specs)
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(accounting_box(threads=3, replies=0).specs)
     seen = {"seen": True}
     moment = records.now().replace(microsecond=0)
     monkeypatch.setattr(records, "now", lambda: moment)
@@ -436,10 +430,9 @@ async def test_a_confirm_token_is_refused_from_its_expiry_on_while_held_and_when
 
 
 async def test_an_apply_that_fails_before_any_change_leaves_its_token_for_a_retry(
-    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+    emulator: GmailEmulator, box_runtime: Callable[..., Runtime], call: Call
 ) -> None:
-    load(emulator, accounting_box(threads=3, replies=0).specs)
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(accounting_box(threads=3, replies=0).specs)
     seen = {"seen": True}
     token = (await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change=seen))["confirm_token"]
     snapshot = emulator.snapshot()
@@ -453,13 +446,11 @@ async def test_an_apply_that_fails_before_any_change_leaves_its_token_for_a_retr
 
 async def test_a_preview_never_applied_is_removed_after_seven_days(
     emulator: GmailEmulator,
-    write_config: Callable[..., Path],
-    make_runtime: Callable[[Path], Runtime],
+    box_runtime: Callable[..., Runtime],
     call: Call,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    load(emulator, accounting_box(threads=2, replies=0).specs)
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(accounting_box(threads=2, replies=0).specs)
     preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change={"seen": True})
     store = records.Records(runtime.state_folder())
     path = store.path(preview["confirm_token"])

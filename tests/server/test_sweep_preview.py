@@ -103,11 +103,10 @@ def test_the_sample_takes_a_message_without_its_date_or_envelope() -> None:
 
 
 async def test_a_preview_opens_all_mail_read_only(
-    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+    emulator: GmailEmulator, box_runtime: Callable[..., Runtime], call: Call
 ) -> None:
     # docs/en/security.md: reading opens mailboxes read-only; only the apply opens one read-write.
-    load(emulator, accounting_box(threads=3, replies=0).specs)
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(accounting_box(threads=3, replies=0).specs)
     preview = await ok(call, runtime, "mg_sweep", account="o", query=QUERY, change={"seen": True})
     opened = [c.name for c in emulator.commands(BOX) if c.name in ("SELECT", "EXAMINE")]
     assert opened and set(opened) == {"EXAMINE"}, opened
@@ -119,15 +118,13 @@ async def test_a_preview_opens_all_mail_read_only(
 
 async def test_a_classification_looks_up_its_threads_a_bounded_number_at_a_time(
     emulator: GmailEmulator,
-    write_config: Callable[..., Path],
-    make_runtime: Callable[[Path], Runtime],
+    box_runtime: Callable[..., Runtime],
     call: Call,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Each thread search is one line of X-GM-THRID terms: more threads than fit go in several.
     monkeypatch.setattr(sweep, "THREADS_PER_SEARCH", 2)
-    load(emulator, accounting_box(threads=5, replies=5).specs)
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(accounting_box(threads=5, replies=5).specs)
     emulator.reset_counters()
     preview = await ok(
         call, runtime, "mg_sweep", account="o", query="from:vypisy@banka.example", change={"add_label": ACCOUNTING}

@@ -40,11 +40,8 @@ def specs(count: int = 12) -> list[Spec]:
 
 
 @pytest.fixture
-def runtime(
-    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime]
-) -> Runtime:
-    load(emulator, [*specs()], labels=(PROCESSED, ACCOUNTING, BANK, "Projekt/Lipová"))
-    return make_runtime(write_config([config_entry()]))
+def runtime(box_runtime: Callable[..., Runtime]) -> Runtime:
+    return box_runtime(specs(), labels=(PROCESSED, ACCOUNTING, BANK, "Projekt/Lipová"))
 
 
 def ids(*numbers: int) -> list[str]:

@@ -110,13 +110,11 @@ def small() -> list[Spec]:
 )
 async def test_each_label_and_flag_tool_reports_its_diff_and_so_does_its_undo(
     emulator: GmailEmulator,
-    write_config: Callable[..., Path],
-    make_runtime: Callable[[Path], Runtime],
+    box_runtime: Callable[..., Runtime],
     call: Call,
     tool: str,
 ) -> None:
-    load(emulator, small(), labels=(PROCESSED, ACCOUNTING, BANK))
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(small(), labels=(PROCESSED, ACCOUNTING, BANK))
     thread = str(emulator.message(BOX, message_id("s-0")).thrid)  # type: ignore[union-attr]
     ids = [message_id(f"s-{n}") for n in range(4)]
     args: dict[str, Any] = {
@@ -138,10 +136,9 @@ async def test_each_label_and_flag_tool_reports_its_diff_and_so_does_its_undo(
 
 
 async def test_trash_and_its_undo_report_the_move(
-    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+    emulator: GmailEmulator, box_runtime: Callable[..., Runtime], call: Call
 ) -> None:
-    load(emulator, small(), labels=(PROCESSED, ACCOUNTING, BANK))
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(small(), labels=(PROCESSED, ACCOUNTING, BANK))
     done = await ok(call, runtime, "mg_trash_message", account="o", message_id=message_id("s-2"))
     assert state(emulator)[message_id("s-2")][2] == "trash"
     [moved] = done["changes"]
@@ -157,12 +154,11 @@ async def test_trash_and_its_undo_report_the_move(
 
 
 async def test_a_replaced_classification_that_stays_on_is_a_failed_message(
-    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+    emulator: GmailEmulator, box_runtime: Callable[..., Runtime], call: Call
 ) -> None:
     specs = [Spec("c-0", "Výpis", "vypisy@banka.example", ("\\Inbox", ACCOUNTING, BANK))]
     specs += [Spec("c-1", "Re: Výpis", "vypisy@banka.example", ("\\Inbox", BANK), reply_to="c-0")]
-    load(emulator, specs, labels=(PROCESSED, ACCOUNTING, BANK))
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(specs, labels=(PROCESSED, ACCOUNTING, BANK))
     thread = str(emulator.message(BOX, message_id("c-0")).thrid)  # type: ignore[union-attr]
     emulator.set_knobs(store_not_applied_ids={message_id("c-0")})  # has Účetnictví; Banka will not come off
     before = state(emulator)

@@ -5,11 +5,10 @@ left alone or Gmail did not take back (`change`), a sweep says which label or fl
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from sweep_box import BOX, PROCESSED, Spec, config_entry, delete, load, message_id
+from sweep_box import BOX, PROCESSED, Spec, delete, message_id
 from toolcalls import Call, ok
 from write_model import snapshot
 
@@ -20,12 +19,11 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_each_change_an_undo_skips_is_named(
-    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+    emulator: GmailEmulator, box_runtime: Callable[..., Runtime], call: Call
 ) -> None:
     specs = [Spec(f"u-{n}", f"Výpis {n}", "vypisy@banka.example", ("\\Inbox",)) for n in range(4)]
     specs[2] = Spec("u-2", "Výpis 2", "vypisy@banka.example", ("\\Inbox", PROCESSED), ("\\Flagged",))
-    load(emulator, specs)
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(specs)
     ids = [message_id(f"u-{n}") for n in range(4)]
 
     async def write(tool: str, **args: Any) -> str:
@@ -53,10 +51,9 @@ async def test_each_change_an_undo_skips_is_named(
 
 
 async def test_a_change_gmail_does_not_take_back_is_listed_as_failed(
-    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+    emulator: GmailEmulator, box_runtime: Callable[..., Runtime], call: Call
 ) -> None:
-    load(emulator, [Spec(f"u-{n}", f"Výpis {n}", "vypisy@banka.example", ("\\Inbox",)) for n in range(2)])
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime([Spec(f"u-{n}", f"Výpis {n}", "vypisy@banka.example", ("\\Inbox",)) for n in range(2)])
     ids = [message_id("u-0"), message_id("u-1")]
     done = await ok(call, runtime, "mg_label_message", account="o", message_ids=ids, label=PROCESSED)
     emulator.set_knobs(store_not_applied_ids={ids[1]})  # Gmail accepts the undo's STORE on u-1, does not apply it
@@ -77,8 +74,7 @@ async def test_a_change_gmail_does_not_take_back_is_listed_as_failed(
 )
 async def test_a_sweep_says_which_label_or_flag_did_not_take(
     emulator: GmailEmulator,
-    write_config: Callable[..., Path],
-    make_runtime: Callable[[Path], Runtime],
+    box_runtime: Callable[..., Runtime],
     call: Call,
     change: dict[str, object],
     words: str,
@@ -86,8 +82,9 @@ async def test_a_sweep_says_which_label_or_flag_did_not_take(
     on = next(iter(change.values())) is not False and "remove_label" not in change
     had = () if on else (PROCESSED,)
     flags = () if on else ("\\Flagged",)
-    load(emulator, [Spec(f"u-{n}", f"Výpis {n}", "vypisy@banka.example", ("\\Inbox", *had), flags) for n in range(2)])
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime(
+        [Spec(f"u-{n}", f"Výpis {n}", "vypisy@banka.example", ("\\Inbox", *had), flags) for n in range(2)]
+    )
     query = "from:banka.example"
     preview = await ok(call, runtime, "mg_sweep", account="o", query=query, change=change)
     emulator.set_knobs(store_not_applied_ids={message_id("u-1")})
@@ -99,12 +96,11 @@ async def test_a_sweep_says_which_label_or_flag_did_not_take(
 
 
 async def test_a_sweep_cut_off_midway_can_be_undone_at_once(
-    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+    emulator: GmailEmulator, box_runtime: Callable[..., Runtime], call: Call
 ) -> None:
     """The apply lets go of its undo record when it is cut off: the preview's undo_token works right away,
     not only when the call's lease runs out 20 minutes later."""
-    load(emulator, [Spec(f"u-{n}", f"Výpis {n}", "vypisy@banka.example", ("\\Inbox",)) for n in range(3)])
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime([Spec(f"u-{n}", f"Výpis {n}", "vypisy@banka.example", ("\\Inbox",)) for n in range(3)])
     before = snapshot(emulator, BOX)
     query, change = "from:banka.example", {"add_label": PROCESSED}
     preview = await ok(call, runtime, "mg_sweep", account="o", query=query, change=change)
@@ -122,10 +118,9 @@ async def test_a_sweep_cut_off_midway_can_be_undone_at_once(
 
 
 async def test_a_trash_undone_without_its_labels_is_listed_as_failed(
-    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+    emulator: GmailEmulator, box_runtime: Callable[..., Runtime], call: Call
 ) -> None:
-    load(emulator, [Spec("u-0", "Výpis 0", "vypisy@banka.example", ("\\Inbox", PROCESSED))])
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime([Spec("u-0", "Výpis 0", "vypisy@banka.example", ("\\Inbox", PROCESSED))])
     done = await ok(call, runtime, "mg_trash_message", account="o", message_id=message_id("u-0"))
     # The move out of Trash works; the STORE that puts the processed label back is not applied.
     emulator.set_knobs(store_not_applied_ids={message_id("u-0")})
@@ -151,11 +146,10 @@ async def test_a_trash_undone_without_its_labels_is_listed_as_failed(
 
 
 async def test_a_label_change_says_whether_gmail_refused_it_or_took_it_without_effect(
-    emulator: GmailEmulator, write_config: Callable[..., Path], make_runtime: Callable[[Path], Runtime], call: Call
+    emulator: GmailEmulator, box_runtime: Callable[..., Runtime], call: Call
 ) -> None:
     """A refusal is Gmail's answer to repeat to the user; a change accepted but not applied is worth a second call."""
-    load(emulator, [Spec(f"u-{n}", f"Výpis {n}", "vypisy@banka.example", ("\\Inbox",)) for n in range(2)])
-    runtime = make_runtime(write_config([config_entry()]))
+    runtime = box_runtime([Spec(f"u-{n}", f"Výpis {n}", "vypisy@banka.example", ("\\Inbox",)) for n in range(2)])
     emulator.add_fault(FaultRule("no:[CANNOT] Store failed", match="UID STORE"))
     refused = await ok(call, runtime, "mg_label_message", account="o", message_ids=[message_id("u-0")], label=PROCESSED)
     [outcome] = refused["messages"]
